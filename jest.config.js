@@ -1,0 +1,30 @@
+/** Jest with @swc/jest: fast TypeScript transform with legacy decorators and decorator metadata. */
+const esmOnly = ['@whiskeysockets/baileys', 'whatsapp-rust-bridge', 'p-queue', 'p-timeout'];
+module.exports = {
+  testEnvironment: 'node',
+  roots: ['<rootDir>/tests'],
+  testMatch: ['**/*.test.ts'],
+  globalSetup: '<rootDir>/tests/support/global-setup.ts',
+  globalTeardown: '<rootDir>/tests/support/global-teardown.ts',
+  testTimeout: 30000,
+  transform: {
+    '^.+\\.(t|j|mj)s$': [
+      '@swc/jest',
+      {
+        swcrc: false,
+        sourceMaps: 'inline',
+        module: { type: 'commonjs' },
+        jsc: {
+          target: 'es2022',
+          parser: { syntax: 'typescript', decorators: true },
+          transform: { legacyDecorator: true, decoratorMetadata: true, useDefineForClassFields: false },
+          keepClassNames: true,
+        },
+      },
+    ],
+  },
+  transformIgnorePatterns: [`/node_modules/(?!(${esmOnly.join('|')})/)`],
+  moduleNameMapper: {
+    '^whatsapp-rust-bridge$': '<rootDir>/node_modules/whatsapp-rust-bridge/dist/index.js',
+  },
+};

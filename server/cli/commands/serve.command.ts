@@ -1,0 +1,43 @@
+import type { Command } from 'commander';
+import { App } from '../../app';
+import { loadConfig } from '../../config';
+
+/** `muninn serve`: API and workers in one process; stops cleanly on SIGINT/SIGTERM. */
+export function registerServeCommand(program: Command): void {
+  program
+    .command('serve')
+    .description('start the server (GraphQL on PORT, default 4000)')
+    .option('--role <role>', 'all | api | worker', 'all')
+    .action(async (opts: { role: string }) => {
+      if (!['all', 'api', 'worker'].includes(opts.role)) {
+        throw new Error(`--role must be all, api or worker; got "${opts.role}".`);
+      }
+      const config = loadConfig();
+      const app = await App.create({ config });
+      let stopping = false;
+      const stop = (signal: string) => {
+        if (stopping) {
+          app.logger.warn('second signal: exiting now');
+          process.exit(1);
+        }
+        stopping = true;
+        app.logger.info({ signal }, 'shutting down');
+        void app.dispose().then(
+          () => process.exit(0),
+          () => process.exit(1),
+        );
+      };
+      process.on('SIGINT', () => stop('SIGINT'));
+      process.on('SIGTERM', () => stop('SIGTERM'));
+      try {
+        await app.listen();
+      } catch (err) {
+        await app.dispose();
+        throw err;
+      }
+      const owner = app.services.ownerBootstrap;
+      if (owner.tokenFileExists()) {
+        app.logger.info(`Owner token: ${config.data_dir}/owner.token — use it as "Authorization: Bearer <token>"`);
+      }
+    });
+}

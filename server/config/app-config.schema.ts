@@ -1,0 +1,217 @@
+import { z } from 'zod';
+
+// === Sections
+// Every key has a default and a description; `muninn.example.json` is generated from these defaults
+// (`npm run config:example`) and a test fails when it drifts. Keys are snake_case as in DESIGN.md.
+
+const trustLevel = z.enum(['BLOCKED', 'GUEST', 'MEMBER', 'TRUSTED', 'ADMIN', 'OWNER']);
+const dmPolicy = z.enum(['pairing', 'open', 'allowlist', 'disabled']);
+const groupPolicy = z.enum(['allowlist', 'open', 'disabled']);
+
+const server = z
+  .object({
+    port: z.number().int().min(0).max(65535).default(4000).describe('HTTP port for /graphql, /healthz, /readyz (env PORT). 0 picks a free port.'),
+    host: z.string().default('0.0.0.0').describe('Interface to listen on; 127.0.0.1 keeps the server local.'),
+    body_limit_kb: z.number().int().min(1).default(1024).describe('Largest accepted request body in KiB; larger requests get 413.'),
+    explorer: z.boolean().default(true).describe('Serve the offline GraphQL explorer at GET /graphql (turned off when NODE_ENV=production unless set).'),
+  })
+  .strict()
+  .prefault({});
+
+const graphql = z
+  .object({
+    max_depth: z.number().int().min(1).default(12).describe('Deepest allowed selection nesting.'),
+    max_cost: z.number().int().min(1).default(5000).describe('Highest allowed estimated query cost.'),
+    max_aliases: z.number().int().min(1).default(20).describe('Most aliases in one operation.'),
+    max_tokens: z.number().int().min(1).default(5000).describe('Most lexical tokens in one operation document.'),
+    max_page_size: z.number().int().min(1).default(200).describe('Largest `first` accepted by connections.'),
+  })
+  .strict()
+  .prefault({});
+
+const database = z
+  .object({
+    url: z.string().nullable().default(null).describe('postgres://… to use PostgreSQL (env DATABASE_URL); null uses SQLite in the data folder.'),
+    sqlite_file: z.string().default('muninn.sqlite').describe('SQLite file name inside the data folder.'),
+    busy_timeout_ms: z.number().int().min(0).default(5000).describe('How long SQLite waits for a lock before failing.'),
+  })
+  .strict()
+  .prefault({});
+
+const redis = z
+  .object({
+    url: z.string().nullable().default(null).describe('redis://… of an existing Redis (env REDIS_URL); null starts a managed redis-server.'),
+    prefix: z.string().min(1).default('muninn').describe('Key prefix for queues and pub/sub, so several servers can share one Redis.'),
+    managed_binary: z.string().default('redis-server').describe('Binary used for the managed Redis.'),
+    managed_port: z.number().int().min(0).max(65535).default(0).describe('Port of the managed Redis; 0 picks a free one.'),
+  })
+  .strict()
+  .prefault({});
+
+const log = z
+  .object({
+    level: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info').describe('Log level (env LOG_LEVEL).'),
+    sensitive: z.boolean().default(false).describe('Log prompts and completions. Secrets are redacted either way.'),
+  })
+  .strict()
+  .prefault({});
+
+const provider = z
+  .object({
+    preset: z.enum(['ollama', 'openai', 'openrouter', 'nvidia', 'vllm', 'lmstudio', 'custom', 'mock']).default('custom').describe('Fills base_url and api_key_env from a known service.'),
+    base_url: z.string().nullable().default(null).describe('OpenAI-compatible base URL, e.g. http://127.0.0.1:11434/v1.'),
+    api_key_env: z.string().nullable().default(null).describe('Name of the env variable that holds the API key.'),
+    model: z.string().nullable().default(null).describe('Default model of this provider.'),
+    context_window: z.number().int().min(512).default(8192).describe('Context window of the model in tokens.'),
+    max_concurrency: z.number().int().min(1).default(1).describe('Parallel calls to this provider.'),
+    timeout_ms: z.number().int().min(1000).default(120000).describe('Timeout of one model call.'),
+    supports_tools: z.boolean().default(true).describe('Whether the model supports native tool calls.'),
+    supports_vision: z.boolean().default(false).describe('Whether the model accepts images.'),
+  })
+  .strict();
+
+const route = z
+  .object({
+    provider: z.string().describe('Name of a provider in ai.providers.'),
+    model: z.string().nullable().default(null).describe('Model; null uses the provider default.'),
+    fallbacks: z.array(z.object({ provider: z.string(), model: z.string().nullable().default(null) }).strict()).default([]).describe('Tried in order when the main route fails.'),
+  })
+  .strict();
+
+const ai = z
+  .object({
+    background_grace_ms: z.number().int().min(0).default(5000).describe('Background model calls wait this long after the last interactive call.'),
+    providers: z.record(z.string(), provider).default({}).describe('Named model providers. Empty: MUNINN_MODEL_BASE_URL, a local Ollama, or the mock provider.'),
+    roles: z
+      .object({
+        main: route.nullable().default(null),
+        summarizer: route.nullable().default(null),
+        heartbeat: route.nullable().default(null),
+        embeddings: route.nullable().default(null),
+      })
+      .strict()
+      .prefault({})
+      .describe('Provider + model per agent role; null uses the first provider.'),
+    system_prompt: z.string().default('You are Muninn, a helpful assistant. Be concise and accurate.').describe('System prompt of the main agent.'),
+    max_iterations: z.number().int().min(1).max(50).default(10).describe('Most model calls in one turn (tool loop cap).'),
+    max_retries: z.number().int().min(0).max(10).default(3).describe('Retries of a model call on 429/5xx/network errors.'),
+  })
+  .strict()
+  .prefault({});
+
+const session = z
+  .object({
+    queue_mode: z.enum(['followup', 'collect', 'interrupt']).default('followup').describe('What happens to messages that arrive while a turn runs.'),
+    summarizer_mode: z.enum(['auto', 'manual']).default('auto').describe('auto: summarize every exchange into memories; manual: only the compaction safety valve.'),
+    compact_threshold: z.number().min(0.1).max(1).default(0.9).describe('Compact before a turn when estimated tokens reach this share of the context window.'),
+    dm_scope: z.enum(['per-user', 'main']).default('per-user').describe('main: OWNER identities share agent:main:main across channels.'),
+    daily_reset_hour: z.number().int().min(0).max(23).nullable().default(null).describe('Local hour at which sessions rotate daily; null turns it off.'),
+    idle_minutes: z.number().int().min(1).nullable().default(null).describe('Rotate a session after this many idle minutes; null turns it off.'),
+    retention_days: z.number().int().min(1).default(30).describe('Archived sessions untouched for this many days are pruned.'),
+    history_turns: z.number().int().min(1).default(20).describe('Most recent messages included in the prompt.'),
+  })
+  .strict()
+  .prefault({});
+
+const memory = z
+  .object({
+    max_results: z.number().int().min(0).default(6).describe('Memories recalled before each turn.'),
+    min_score: z.number().min(0).max(1).default(0.2).describe('Lowest score of a recalled memory.'),
+    chunk_tokens: z.number().int().min(50).default(400).describe('Chunk size of workspace files.'),
+    chunk_overlap: z.number().int().min(0).default(80).describe('Overlap between chunks.'),
+    vector_store: z.enum(['sqlite-vec', 'lancedb']).default('sqlite-vec').describe('Vector index backend.'),
+    keyword_weight: z.number().min(0).max(1).default(0.4).describe('Weight of keyword score in hybrid search.'),
+    vector_weight: z.number().min(0).max(1).default(0.6).describe('Weight of vector score in hybrid search.'),
+  })
+  .strict()
+  .prefault({});
+
+const tools = z
+  .object({
+    timeout_ms: z.number().int().min(100).default(30000).describe('Timeout of one tool call.'),
+    max_output_chars: z.number().int().min(100).default(16000).describe('Tool output longer than this is cut.'),
+    max_parallel: z.number().int().min(1).default(2).describe('Tools run at once within one turn.'),
+    approval_timeout_minutes: z.number().int().min(1).default(30).describe('An undecided approval is denied after this long.'),
+    http_request: z
+      .object({
+        allow_domains: z.array(z.string()).default([]).describe('Domains the http_request tool may reach; empty allows any public host.'),
+        max_bytes: z.number().int().min(1024).default(1_000_000).describe('Largest response body read.'),
+        timeout_ms: z.number().int().min(100).default(15000).describe('Request timeout.'),
+      })
+      .strict()
+      .prefault({}),
+    web_search: z
+      .object({ searxng_url: z.string().nullable().default(null).describe('SearXNG-compatible endpoint; null disables web_search.') })
+      .strict()
+      .prefault({}),
+    shell: z
+      .object({
+        enabled: z.boolean().default(false).describe('Enable the shell tool (OWNER only, approval required).'),
+        allow: z.array(z.string()).default([]).describe('Programs (argv[0]) the shell tool may run.'),
+        timeout_ms: z.number().int().min(100).default(20000).describe('Timeout of one command.'),
+      })
+      .strict()
+      .prefault({}),
+  })
+  .strict()
+  .prefault({});
+
+const channelCommon = {
+  enabled: z.boolean().default(false).describe('Start this channel.'),
+  dm_policy: dmPolicy.default('pairing').describe('Unknown DM senders: pairing | open | allowlist | disabled.'),
+  allow_from: z.array(z.string()).default([]).describe('Identities (platform ids) always allowed in DMs.'),
+  group_policy: groupPolicy.default('allowlist').describe('Groups: allowlist | open | disabled.'),
+  groups: z.array(z.string()).default([]).describe('Allowed group chat ids when group_policy is allowlist.'),
+  require_mention: z.boolean().default(true).describe('In groups, answer only when mentioned or replied to.'),
+  guest_messages_per_minute: z.number().int().min(1).default(5).describe('Rate limit of GUEST senders.'),
+};
+
+const channels = z
+  .object({
+    telegram: z
+      .object({
+        ...channelCommon,
+        bot_token: z.string().nullable().default(null).describe('Bot token from @BotFather (env TELEGRAM_BOT_TOKEN).'),
+        api_root: z.string().default('https://api.telegram.org').describe('Bot API server (env TELEGRAM_API_ROOT).'),
+        webhook_url: z.string().nullable().default(null).describe('Public URL for webhook mode; null uses long polling.'),
+        stream: z.enum(['off', 'edit']).default('off').describe('edit: stream replies by editing a message.'),
+      })
+      .strict()
+      .prefault({}),
+    whatsapp: z
+      .object({
+        ...channelCommon,
+        per_chat_per_second: z.number().min(0.1).default(1).describe('Outbound messages per second per chat.'),
+        per_minute: z.number().int().min(1).default(20).describe('Outbound messages per minute overall.'),
+      })
+      .strict()
+      .prefault({}),
+    web: z.object({ enabled: z.boolean().default(true).describe('Web chat through GraphQL sendMessage.') }).strict().prefault({}),
+    tui: z.object({ enabled: z.boolean().default(true).describe('Terminal client (muninn chat).') }).strict().prefault({}),
+  })
+  .strict()
+  .prefault({});
+
+export const appConfigSchema = z
+  .object({
+    data_dir: z.string().default('./data').describe('Folder for the database, managed Redis, tokens and workspaces (env MUNINN_DATA_DIR).'),
+    server,
+    graphql,
+    database,
+    redis,
+    log,
+    ai,
+    session,
+    memory,
+    tools,
+    channels,
+    default_trust: trustLevel.default('MEMBER').describe('Trust of users created without an explicit level.'),
+  })
+  .strict();
+
+/** The validated configuration, every key filled. */
+export type AppConfig = z.infer<typeof appConfigSchema>;
+/** One model provider entry. */
+export type ProviderConfig = z.infer<typeof provider>;
+/** One role route. */
+export type RouteConfig = z.infer<typeof route>;

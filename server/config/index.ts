@@ -1,0 +1,2 @@
+export { appConfigSchema, type AppConfig, type ProviderConfig, type RouteConfig } from './app-config.schema';
+export { loadConfig, defaultConfig, configFilePath, formatConfigIssues } from './load-config';

@@ -1,0 +1,37 @@
+import 'reflect-metadata';
+import type { GraphQLSchema } from 'graphql';
+import { buildSchema, type ContainerType, type PubSub } from 'type-graphql';
+import { authChecker } from './auth-checker';
+import { AdminResolver } from './resolvers/admin.resolver';
+import { ApiTokenResolver } from './resolvers/api-token.resolver';
+import { MemoryResolver } from './resolvers/memory.resolver';
+import { SessionResolver } from './resolvers/session.resolver';
+import { UserResolver } from './resolvers/user.resolver';
+
+/** Every resolver class, in a fixed order so the emitted SDL is stable. */
+export const RESOLVERS = [UserResolver, ApiTokenResolver, SessionResolver, MemoryResolver, AdminResolver] as const;
+
+/** Resolver instances by class; the composition root fills it. */
+export type ResolverRegistry = Map<Function, object>;
+
+function containerOf(registry: ResolverRegistry | null): ContainerType {
+  return {
+    get(cls: Function) {
+      const instance = registry?.get(cls);
+      if (!instance) throw new Error(`No resolver instance registered for ${cls.name}`);
+      return instance;
+    },
+  } as ContainerType;
+}
+
+/** Builds the executable schema; without a registry it can only be printed (npm run schema). */
+export function buildAppSchema(registry: ResolverRegistry | null, pubSub?: PubSub): Promise<GraphQLSchema> {
+  return buildSchema({
+    resolvers: [...RESOLVERS] as unknown as [Function, ...Function[]],
+    container: containerOf(registry),
+    authChecker,
+    authMode: 'error',
+    validate: { forbidUnknownValues: false },
+    pubSub,
+  });
+}

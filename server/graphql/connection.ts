@@ -1,0 +1,65 @@
+import { ArgsType, Field, Int, ObjectType, type ClassType } from 'type-graphql';
+import { Max, Min } from 'class-validator';
+import { encodeCursor, type Page } from '../common/pagination';
+
+@ObjectType()
+export class PageInfo {
+  @Field()
+  hasNextPage!: boolean;
+
+  @Field(() => String, { nullable: true })
+  endCursor!: string | null;
+}
+
+/** `first` / `after` of every Relay connection field. */
+@ArgsType()
+export class ConnectionArgs {
+  @Field(() => Int, { nullable: true, description: 'Page size (default 50).' })
+  @Min(0)
+  @Max(1000)
+  first?: number | null;
+
+  @Field(() => String, { nullable: true, description: 'Cursor of the last edge of the previous page.' })
+  after?: string | null;
+}
+
+export interface ConnectionShape<T> {
+  edges: Array<{ node: T; cursor: string }>;
+  pageInfo: PageInfo;
+  totalCount: number;
+}
+
+/** Builds `<Name>Edge` and `<Name>Connection` object types for a node type. */
+export function Connection<T extends object>(nodeType: ClassType<T>, name = nodeType.name): ClassType<ConnectionShape<T>> {
+  @ObjectType(`${name}Edge`)
+  class Edge {
+    @Field(() => nodeType)
+    node!: T;
+
+    @Field()
+    cursor!: string;
+  }
+
+  @ObjectType(`${name}Connection`)
+  class ConnectionType {
+    @Field(() => [Edge])
+    edges!: Edge[];
+
+    @Field(() => PageInfo)
+    pageInfo!: PageInfo;
+
+    @Field(() => Int)
+    totalCount!: number;
+  }
+  return ConnectionType;
+}
+
+/** Turns a page of rows into a connection. */
+export function toConnection<T extends { id: string }>(page: Page<T>): ConnectionShape<T> {
+  const edges = page.nodes.map((node) => ({ node, cursor: encodeCursor(node.id) }));
+  return {
+    edges,
+    pageInfo: { hasNextPage: page.hasNextPage, endCursor: edges.length ? edges[edges.length - 1]!.cursor : null },
+    totalCount: page.totalCount,
+  };
+}

@@ -1,0 +1,24 @@
+import DataLoader from 'dataloader';
+import type { Ctx } from '../common/ctx';
+import type { Identity, User, UserService } from '../modules/users';
+
+/** Per-request batch loaders, so lists of nodes do not query their relations one by one. */
+export interface Loaders {
+  identitiesByUser: DataLoader<string, Identity[]>;
+  userById: DataLoader<string, User | null>;
+}
+
+/** What every resolver receives. */
+export interface GraphQLContext {
+  ctx: Ctx;
+  loaders: Loaders;
+  /** Why authentication failed, when a token was sent but not accepted. */
+  authError?: string;
+}
+
+export function createLoaders(ctx: Ctx, users: UserService): Loaders {
+  return {
+    identitiesByUser: new DataLoader((ids) => users.identitiesOf(ctx, ids)),
+    userById: new DataLoader((ids) => users.usersByIds(ctx, ids)),
+  };
+}

@@ -1,0 +1,65 @@
+import { GraphQLError, type GraphQLFormattedError } from 'graphql';
+import { ArgumentValidationError } from 'type-graphql';
+import { AppError } from '../common/errors';
+import type { Logger } from '../common/logger';
+
+interface ValidationIssue {
+  property: string;
+  constraints?: Record<string, string>;
+  children?: ValidationIssue[];
+}
+
+function flatten(issues: ValidationIssue[], prefix = ''): Array<{ field: string; message: string }> {
+  return issues.flatMap((issue) => {
+    const field = prefix ? `${prefix}.${issue.property}` : issue.property;
+    const own = Object.values(issue.constraints ?? {}).map((message) => ({ field, message }));
+    return [...own, ...flatten(issue.children ?? [], field)];
+  });
+}
+
+const PASS_THROUGH_CODES = new Set([
+  'GRAPHQL_PARSE_FAILED',
+  'GRAPHQL_VALIDATION_FAILED',
+  'BAD_USER_INPUT',
+  'BAD_REQUEST',
+  'PERSISTED_QUERY_NOT_FOUND',
+  'OPERATION_RESOLUTION_FAILURE',
+]);
+
+/**
+ * The one place that maps errors to `extensions.code`. AppErrors keep their message and code; argument
+ * validation becomes BAD_USER_INPUT naming each field; anything unexpected is logged and masked, so no
+ * stack trace or internal message reaches a client.
+ */
+export function createFormatError(logger: Logger) {
+  return (formatted: GraphQLFormattedError, error: unknown): GraphQLFormattedError => {
+    const original = error instanceof GraphQLError ? (error.originalError ?? error) : error;
+    const path = formatted.path;
+    const locations = formatted.locations;
+    if (original instanceof AppError) {
+      return { message: original.message, path, locations, extensions: { code: original.code, ...(original.details ?? {}) } };
+    }
+    if (original instanceof ArgumentValidationError) {
+      const fields = flatten(original.extensions.validationErrors as unknown as ValidationIssue[]);
+      const message = `Invalid input: ${fields.map((f) => f.message).join('; ')}`;
+      return { message, path, locations, extensions: { code: 'BAD_USER_INPUT', fields } };
+    }
+    const name = (original as { name?: string } | null)?.name;
+    if (name === 'AuthenticationError') {
+      return { message: 'A valid API token is required.', path, locations, extensions: { code: 'UNAUTHENTICATED' } };
+    }
+    if (name === 'UnauthorizedError') {
+      return { message: 'Your trust level does not allow this.', path, locations, extensions: { code: 'FORBIDDEN' } };
+    }
+    const code = formatted.extensions?.code;
+    if (typeof code === 'string' && PASS_THROUGH_CODES.has(code)) {
+      return { message: formatted.message, path, locations, extensions: { code } };
+    }
+    if (original instanceof GraphQLError && !original.originalError && !path) {
+      // A request-level GraphQL error made by the server itself (limits, parsing): safe to show.
+      return { message: formatted.message, locations, extensions: { code: typeof code === 'string' ? code : 'BAD_REQUEST' } };
+    }
+    logger.error({ err: original, path }, 'unexpected error in GraphQL operation');
+    return { message: 'Internal server error', path, locations, extensions: { code: 'INTERNAL_SERVER_ERROR' } };
+  };
+}

@@ -1,0 +1,104 @@
+import { Arg, Args, Authorized, Ctx as GqlCtx, Field, Float, ID, InputType, Mutation, Query, Resolver } from 'type-graphql';
+import { Length, Max, MaxLength, Min } from 'class-validator';
+import { TrustLevel } from '../../common/trust';
+import { toPageArgs } from '../../common/pagination';
+import { MAX_MEMORY_CHARS, Memory, MemoryScope, MemoryService, MemoryType } from '../../modules/memory';
+import { Connection, ConnectionArgs, toConnection, type ConnectionShape } from '../connection';
+import type { GraphQLContext } from '../context';
+
+const MemoryConnection = Connection(Memory);
+
+@InputType()
+class MemoryFilter {
+  @Field(() => MemoryType, { nullable: true })
+  type?: MemoryType | null;
+
+  @Field(() => MemoryScope, { nullable: true })
+  scope?: MemoryScope | null;
+
+  @Field(() => ID, { nullable: true })
+  userId?: string | null;
+
+  @Field(() => String, { nullable: true })
+  groupId?: string | null;
+}
+
+@InputType()
+class CreateMemoryInput {
+  @Field()
+  @Length(1, MAX_MEMORY_CHARS)
+  content!: string;
+
+  @Field(() => MemoryType, { nullable: true, description: 'Defaults to fact.' })
+  type?: MemoryType | null;
+
+  @Field(() => MemoryScope, { nullable: true, description: 'Defaults to user; group and global need ADMIN.' })
+  scope?: MemoryScope | null;
+
+  @Field(() => ID, { nullable: true, description: 'Owner of a user-scoped memory; defaults to you.' })
+  userId?: string | null;
+
+  @Field(() => String, { nullable: true })
+  @MaxLength(300)
+  groupId?: string | null;
+
+  @Field(() => Float, { nullable: true })
+  @Min(0)
+  @Max(1)
+  importance?: number | null;
+}
+
+@InputType()
+class UpdateMemoryInput {
+  @Field(() => String, { nullable: true })
+  @Length(1, MAX_MEMORY_CHARS)
+  content?: string | null;
+
+  @Field(() => MemoryType, { nullable: true })
+  type?: MemoryType | null;
+
+  @Field(() => Float, { nullable: true })
+  @Min(0)
+  @Max(1)
+  importance?: number | null;
+}
+
+@Resolver(() => Memory)
+export class MemoryResolver {
+  constructor(
+    private readonly memoryService: MemoryService,
+    private readonly maxPageSize: number,
+  ) {}
+
+  @Authorized(TrustLevel.MEMBER)
+  @Query(() => MemoryConnection, { description: 'Own and global memories; everyone\'s for ADMIN and above.' })
+  async memories(
+    @Args() { first, after }: ConnectionArgs,
+    @Arg('filter', () => MemoryFilter, { nullable: true }) filter: MemoryFilter | null,
+    @GqlCtx() { ctx }: GraphQLContext,
+  ): Promise<ConnectionShape<Memory>> {
+    return toConnection(await this.memoryService.findMany(ctx, filter ?? {}, toPageArgs(first, after, this.maxPageSize)));
+  }
+
+  @Authorized(TrustLevel.MEMBER)
+  @Mutation(() => Memory)
+  createMemory(@Arg('input') input: CreateMemoryInput, @GqlCtx() { ctx }: GraphQLContext): Promise<Memory> {
+    return this.memoryService.create(ctx, input);
+  }
+
+  @Authorized(TrustLevel.MEMBER)
+  @Mutation(() => Memory)
+  updateMemory(
+    @Arg('id', () => ID) id: string,
+    @Arg('input') input: UpdateMemoryInput,
+    @GqlCtx() { ctx }: GraphQLContext,
+  ): Promise<Memory> {
+    return this.memoryService.update(ctx, id, input);
+  }
+
+  @Authorized(TrustLevel.MEMBER)
+  @Mutation(() => Boolean)
+  deleteMemory(@Arg('id', () => ID) id: string, @GqlCtx() { ctx }: GraphQLContext): Promise<boolean> {
+    return this.memoryService.delete(ctx, id);
+  }
+}

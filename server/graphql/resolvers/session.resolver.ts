@@ -1,0 +1,64 @@
+import { Arg, Args, Authorized, Ctx as GqlCtx, Field, FieldResolver, ID, InputType, Query, Resolver, Root } from 'type-graphql';
+import { TrustLevel } from '../../common/trust';
+import { toPageArgs } from '../../common/pagination';
+import { Message, Session, SessionService, SessionStatus } from '../../modules/sessions';
+import { User } from '../../modules/users';
+import { Connection, ConnectionArgs, toConnection, type ConnectionShape } from '../connection';
+import type { GraphQLContext } from '../context';
+
+const SessionConnection = Connection(Session);
+const MessageConnection = Connection(Message);
+
+@InputType()
+class SessionFilter {
+  @Field(() => ID, { nullable: true, description: 'Only sessions of this user (ADMIN and above for others).' })
+  userId?: string | null;
+
+  @Field(() => SessionStatus, { nullable: true })
+  status?: SessionStatus | null;
+
+  @Field(() => String, { nullable: true })
+  channel?: string | null;
+
+  @Field(() => String, { nullable: true })
+  key?: string | null;
+}
+
+@Resolver(() => Session)
+export class SessionResolver {
+  constructor(
+    private readonly sessionService: SessionService,
+    private readonly maxPageSize: number,
+  ) {}
+
+  @Authorized(TrustLevel.MEMBER)
+  @Query(() => SessionConnection)
+  async sessions(
+    @Args() { first, after }: ConnectionArgs,
+    @Arg('filter', () => SessionFilter, { nullable: true }) filter: SessionFilter | null,
+    @GqlCtx() { ctx }: GraphQLContext,
+  ): Promise<ConnectionShape<Session>> {
+    return toConnection(await this.sessionService.findMany(ctx, filter ?? {}, toPageArgs(first, after, this.maxPageSize)));
+  }
+
+  @Authorized(TrustLevel.MEMBER)
+  @Query(() => Session)
+  session(@Arg('id', () => ID) id: string, @GqlCtx() { ctx }: GraphQLContext): Promise<Session> {
+    return this.sessionService.getVisible(ctx, id);
+  }
+
+  @Authorized(TrustLevel.MEMBER)
+  @Query(() => MessageConnection, { description: 'Messages of a session, oldest first.' })
+  async messages(
+    @Arg('sessionId', () => ID) sessionId: string,
+    @Args() { first, after }: ConnectionArgs,
+    @GqlCtx() { ctx }: GraphQLContext,
+  ): Promise<ConnectionShape<Message>> {
+    return toConnection(await this.sessionService.messages(ctx, sessionId, toPageArgs(first, after, this.maxPageSize)));
+  }
+
+  @FieldResolver(() => User, { nullable: true })
+  user(@Root() session: Session, @GqlCtx() { loaders }: GraphQLContext): Promise<User | null> {
+    return session.userId ? loaders.userById.load(session.userId) : Promise.resolve(null);
+  }
+}

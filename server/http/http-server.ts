@@ -1,0 +1,156 @@
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import express, { type NextFunction, type Request, type Response } from 'express';
+import { ApolloServer } from '@apollo/server';
+import { ApolloServerPluginDrainHttpServer } from '@apollo/server/plugin/drainHttpServer';
+import { ApolloServerPluginLandingPageDisabled } from '@apollo/server/plugin/disabled';
+import { expressMiddleware } from '@as-integrations/express5';
+import { GraphQLError, parse, specifiedRules, validate, type ExecutionArgs, type GraphQLSchema } from 'graphql';
+import { WebSocketServer } from 'ws';
+import { useServer } from 'graphql-ws/use/ws';
+import type { Logger } from '../common/logger';
+import type { GraphQLContext } from '../graphql/context';
+import { EXPLORER_HTML } from '../graphql/explorer';
+import { createFormatError } from '../graphql/format-error';
+import type { QueryLimits } from '../graphql/limits';
+
+export interface HttpServerOptions {
+  host: string;
+  port: number;
+  bodyLimitKb: number;
+  explorer: boolean;
+  schema: GraphQLSchema;
+  limits: QueryLimits;
+  logger: Logger;
+  /** Builds the GraphQL context from an `Authorization` header value (HTTP) or connection param (WS). */
+  contextFor(authorization: string | undefined): Promise<GraphQLContext>;
+  /** Readiness checks: name → null when fine, else the problem. */
+  readiness(): Promise<Record<string, string | null>>;
+}
+
+export interface RunningHttpServer {
+  url: string;
+  port: number;
+  close(): Promise<void>;
+}
+
+function errorBody(message: string, code: string) {
+  return { errors: [{ message, extensions: { code } }] };
+}
+
+/** Express 5 + Apollo Server 5 + graphql-ws on one port: /graphql (HTTP, WS), /healthz, /readyz. */
+export async function startHttpServer(options: HttpServerOptions): Promise<RunningHttpServer> {
+  const { schema, limits, logger } = options;
+  const formatError = createFormatError(logger);
+  const app = express();
+  app.disable('x-powered-by');
+  const httpServer = http.createServer(app);
+
+  // === WebSocket (graphql-ws): same limits and error masking as HTTP
+  const wss = new WebSocketServer({ server: httpServer, path: '/graphql', maxPayload: options.bodyLimitKb * 1024 });
+  const wsCleanup = useServer<Record<string, unknown>, { gql?: GraphQLContext }>(
+    {
+      schema,
+      onSubscribe: async (ctx, _id, payload) => {
+        let document;
+        try {
+          document = parse(payload.query, { maxTokens: limits.maxTokens });
+        } catch (err) {
+          return [err instanceof GraphQLError ? err : new GraphQLError('Invalid query')];
+        }
+        const errors = validate(schema, document, [...specifiedRules, ...limits.validationRules]);
+        if (errors.length) return errors.map((e) => new GraphQLError(formatError(e.toJSON(), e).message, { extensions: { code: 'GRAPHQL_VALIDATION_FAILED' } }));
+        const auth = ctx.connectionParams?.authorization;
+        ctx.extra.gql ??= await options.contextFor(typeof auth === 'string' ? auth : undefined);
+        const args: ExecutionArgs = {
+          schema,
+          document,
+          variableValues: payload.variables,
+          operationName: payload.operationName,
+          contextValue: ctx.extra.gql,
+        };
+        return args;
+      },
+      onNext: (_ctx, _id, _payload, _args, result) => {
+        if (!('errors' in result) || !result.errors?.length) return result;
+        return {
+          ...result,
+          errors: result.errors.map((e) => {
+            const f = formatError(e.toJSON(), e);
+            return new GraphQLError(f.message, { path: f.path, extensions: f.extensions });
+          }),
+        };
+      },
+    },
+    wss,
+  );
+
+  // === Apollo over HTTP
+  const apollo = new ApolloServer<GraphQLContext>({
+    schema,
+    formatError,
+    includeStacktraceInErrorResponses: false,
+    introspection: true,
+    allowBatchedHttpRequests: false,
+    validationRules: limits.validationRules,
+    plugins: [
+      ApolloServerPluginDrainHttpServer({ httpServer }),
+      { async serverWillStart() { return { async drainServer() { await wsCleanup.dispose(); } }; } },
+      ApolloServerPluginLandingPageDisabled(),
+      ...limits.plugins,
+    ],
+  });
+  await apollo.start();
+
+  app.get('/healthz', (_req, res) => {
+    res.json({ status: 'ok' });
+  });
+  app.get('/readyz', async (_req, res) => {
+    const checks = await options.readiness();
+    const ok = Object.values(checks).every((v) => v === null);
+    res.status(ok ? 200 : 503).json({ status: ok ? 'ready' : 'not ready', checks: Object.fromEntries(Object.entries(checks).map(([k, v]) => [k, v ?? 'ok'])) });
+  });
+  if (options.explorer) {
+    app.get('/graphql', (req, res, next) => {
+      if (req.accepts(['application/json', 'text/html']) === 'text/html' && !req.query.query) {
+        res.type('html').send(EXPLORER_HTML);
+        return;
+      }
+      next();
+    });
+  }
+  app.use(
+    '/graphql',
+    express.json({ limit: `${options.bodyLimitKb}kb` }),
+    expressMiddleware(apollo, { context: async ({ req }) => options.contextFor(req.headers.authorization) }),
+  );
+  app.use((_req, res) => {
+    res.status(404).json(errorBody('Not found. GraphQL is served at /graphql.', 'NOT_FOUND'));
+  });
+  app.use((err: Error & { status?: number; type?: string }, _req: Request, res: Response, _next: NextFunction) => {
+    if (err.type === 'entity.too.large') {
+      res.status(413).json(errorBody(`Request body is larger than the ${options.bodyLimitKb} KiB limit.`, 'PAYLOAD_TOO_LARGE'));
+      return;
+    }
+    if (err.type === 'entity.parse.failed') {
+      res.status(400).json(errorBody('Request body is not valid JSON.', 'BAD_REQUEST'));
+      return;
+    }
+    logger.error({ err }, 'unhandled HTTP error');
+    res.status(err.status && err.status < 500 ? err.status : 500).json(errorBody('Internal server error', 'INTERNAL_SERVER_ERROR'));
+  });
+
+  await new Promise<void>((resolve, reject) => {
+    httpServer.once('error', reject);
+    httpServer.listen(options.port, options.host, () => resolve());
+  });
+  const port = (httpServer.address() as AddressInfo).port;
+  const shownHost = options.host === '0.0.0.0' || options.host === '::' ? '127.0.0.1' : options.host;
+  const url = `http://${shownHost}:${port}`;
+  let closing: Promise<void> | null = null;
+  return {
+    url,
+    port,
+    close: () => (closing ??= apollo.stop()),
+  };
+}

@@ -1,0 +1,2 @@
+export { AuditEntry } from './audit-entry.entity';
+export { AuditService, type AuditTarget } from './audit.service';

@@ -1,0 +1,88 @@
+import { IsNull } from 'typeorm';
+import type { Ctx } from '../../common/ctx';
+import { ForbiddenError, NotFoundError, UserInputError } from '../../common/errors';
+import { generateToken, hashToken } from '../../common/tokens';
+import { TrustLevel, trustAtLeast } from '../../common/trust';
+import type { Db } from '../../persistence/db';
+import type { AuditService } from '../audit';
+import { access } from '../users/access';
+import { User } from '../users/user.entity';
+import type { UserService } from '../users/user.service';
+import { ApiToken } from './api-token.entity';
+
+/** Result of creating a token: the secret is returned this once and never stored. */
+export interface CreatedToken {
+  token: string;
+  apiToken: ApiToken;
+}
+
+/** How often a token's lastUsedAt is refreshed at most. */
+const LAST_USED_RESOLUTION_MS = 60_000;
+
+/** API tokens: creation (shown once), verification by hash, revocation. */
+export class ApiTokenService {
+  constructor(
+    private readonly db: Db,
+    private readonly users: UserService,
+    private readonly audit: AuditService,
+  ) {}
+
+  /** Creates a token for `userId`: MEMBER and above for themselves, OWNER for anyone. */
+  async create(ctx: Ctx, userId: string, name: string): Promise<CreatedToken> {
+    const cleanName = name.trim();
+    if (!cleanName) throw new UserInputError('name must not be empty.', 'name');
+    if (ctx.userId !== userId && !trustAtLeast(ctx.trust, TrustLevel.OWNER)) {
+      throw new ForbiddenError('Only an OWNER may create tokens for other users.');
+    }
+    access.requireTrust(ctx, TrustLevel.MEMBER, 'API tokens');
+    return this.db.withTransaction(ctx, async (tx) => {
+      await this.users.get(tx, userId);
+      const token = generateToken();
+      const repo = this.db.repo(tx, ApiToken);
+      const apiToken = await repo.save(
+        repo.create({ userId, name: cleanName, tokenHash: hashToken(token), prefix: token.slice(0, 10), lastUsedAt: null, revokedAt: null }),
+      );
+      await this.audit.record(tx, 'token.create', { type: 'ApiToken', id: apiToken.id }, { userId, name: cleanName });
+      return { token, apiToken };
+    });
+  }
+
+  /** Revokes a token: its owner or an OWNER. Revoking twice is harmless. */
+  async revoke(ctx: Ctx, id: string): Promise<ApiToken> {
+    return this.db.withTransaction(ctx, async (tx) => {
+      const repo = this.db.repo(tx, ApiToken);
+      const token = await repo.findOneBy({ id });
+      if (!token) throw new NotFoundError('ApiToken', id);
+      if (token.userId !== tx.userId && !trustAtLeast(tx.trust, TrustLevel.OWNER)) {
+        throw new ForbiddenError('Only an OWNER may revoke tokens of other users.');
+      }
+      access.requireTrust(tx, TrustLevel.MEMBER, 'API tokens');
+      if (!token.revokedAt) {
+        token.revokedAt = new Date();
+        await repo.save(token);
+        await this.audit.record(tx, 'token.revoke', { type: 'ApiToken', id }, { userId: token.userId });
+      }
+      return token;
+    });
+  }
+
+  /** Tokens of a user (without secrets). */
+  listForUser(ctx: Ctx, userId: string): Promise<ApiToken[]> {
+    access.requireOwnOrAdmin(ctx, userId, 'API tokens');
+    return this.db.repo(ctx, ApiToken).find({ where: { userId }, order: { id: 'ASC' } });
+  }
+
+  /** The user and token behind a bearer token, or null when it is unknown or revoked. */
+  async verify(ctx: Ctx, token: string): Promise<{ user: User; apiToken: ApiToken } | null> {
+    if (!token) return null;
+    const apiToken = await this.db.repo(ctx, ApiToken).findOneBy({ tokenHash: hashToken(token), revokedAt: IsNull() });
+    if (!apiToken) return null;
+    const user = await this.db.repo(ctx, User).findOneBy({ id: apiToken.userId });
+    if (!user) return null;
+    const now = Date.now();
+    if (!apiToken.lastUsedAt || now - apiToken.lastUsedAt.getTime() > LAST_USED_RESOLUTION_MS) {
+      await this.db.repo(ctx, ApiToken).update({ id: apiToken.id }, { lastUsedAt: new Date(now) });
+    }
+    return { user, apiToken };
+  }
+}

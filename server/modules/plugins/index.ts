@@ -1,0 +1,2 @@
+export { PluginSetting } from './plugin-setting.entity';
+export { PluginSettingService } from './plugin-setting.service';

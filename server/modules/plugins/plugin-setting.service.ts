@@ -1,0 +1,47 @@
+import { IsNull } from 'typeorm';
+import type { Ctx } from '../../common/ctx';
+import { UserInputError } from '../../common/errors';
+import { TrustLevel } from '../../common/trust';
+import type { Db } from '../../persistence/db';
+import type { AuditService } from '../audit';
+import { access } from '../users/access';
+import { PluginSetting } from './plugin-setting.entity';
+
+const NAME = /^[a-z][a-z0-9_:.-]{0,99}$/;
+
+/** On/off switches for tools and channels, globally or per channel. */
+export class PluginSettingService {
+  constructor(
+    private readonly db: Db,
+    private readonly audit: AuditService,
+  ) {}
+
+  list(ctx: Ctx): Promise<PluginSetting[]> {
+    access.requireTrust(ctx, TrustLevel.ADMIN, 'plugin settings');
+    return this.db.repo(ctx, PluginSetting).find({ order: { plugin: 'ASC', id: 'ASC' } });
+  }
+
+  async set(ctx: Ctx, plugin: string, channel: string | null, enabled: boolean): Promise<PluginSetting> {
+    access.requireTrust(ctx, TrustLevel.ADMIN, 'plugin settings');
+    if (!NAME.test(plugin)) throw new UserInputError(`plugin "${plugin}" is not a valid name (lowercase letters, digits, _ : . -).`, 'plugin');
+    if (channel !== null && !NAME.test(channel)) throw new UserInputError(`channel "${channel}" is not a valid name.`, 'channel');
+    return this.db.withTransaction(ctx, async (tx) => {
+      const repo = this.db.repo(tx, PluginSetting);
+      const existing = await repo.findOneBy({ plugin, channel: channel === null ? IsNull() : channel });
+      const row = existing ?? repo.create({ plugin, channel });
+      const previous = existing?.enabled ?? null;
+      row.enabled = enabled;
+      const saved = await repo.save(row);
+      await this.audit.record(tx, 'plugin.set', { type: 'PluginSetting', id: saved.id }, { plugin, channel, enabled, previous });
+      return saved;
+    });
+  }
+
+  /** Whether `plugin` is on for `channel`: the per-channel row wins over the global one, else `fallback`. */
+  async isEnabled(ctx: Ctx, plugin: string, channel: string | null, fallback: boolean): Promise<boolean> {
+    const rows = await this.db.repo(ctx, PluginSetting).findBy({ plugin });
+    const specific = channel ? rows.find((r) => r.channel === channel) : undefined;
+    const global = rows.find((r) => r.channel === null);
+    return specific?.enabled ?? global?.enabled ?? fallback;
+  }
+}

@@ -1,0 +1,5 @@
+export { Session } from './session.entity';
+export { Message } from './message.entity';
+export { Image } from './image.entity';
+export { SessionStatus, ChatKind, MessageRole, MessageStatus } from './session.types';
+export { SessionService, type SessionFilter } from './session.service';

@@ -1,0 +1,59 @@
+import type { FindOptionsWhere } from 'typeorm';
+import type { Ctx } from '../../common/ctx';
+import { ForbiddenError, NotFoundError } from '../../common/errors';
+import type { Page, PageArgs } from '../../common/pagination';
+import { TrustLevel } from '../../common/trust';
+import type { Db } from '../../persistence/db';
+import { findPage } from '../../persistence/paginate';
+import { access } from '../users/access';
+import { Message } from './message.entity';
+import { Session } from './session.entity';
+import type { SessionStatus } from './session.types';
+
+export interface SessionFilter {
+  userId?: string | null;
+  status?: SessionStatus | null;
+  channel?: string | null;
+  key?: string | null;
+}
+
+/** Reading sessions and their messages, within what the actor may see (DESIGN §3 isolation). */
+export class SessionService {
+  constructor(private readonly db: Db) {}
+
+  findOne(ctx: Ctx, id: string): Promise<Session | null> {
+    return this.db.repo(ctx, Session).findOneBy({ id });
+  }
+
+  /** A session the actor may read: their own, or any for ADMIN and above; else NOT_FOUND / FORBIDDEN. */
+  async getVisible(ctx: Ctx, id: string): Promise<Session> {
+    access.requireTrust(ctx, TrustLevel.MEMBER, 'sessions');
+    const session = await this.findOne(ctx, id);
+    if (!session) throw new NotFoundError('Session', id);
+    if (!access.seesEveryone(ctx) && session.userId !== ctx.userId) {
+      throw new ForbiddenError('You may only read your own sessions.');
+    }
+    return session;
+  }
+
+  findMany(ctx: Ctx, filter: SessionFilter, page: PageArgs): Promise<Page<Session>> {
+    access.requireTrust(ctx, TrustLevel.MEMBER, 'sessions');
+    const where: FindOptionsWhere<Session> = {};
+    if (access.seesEveryone(ctx)) {
+      if (filter.userId) where.userId = filter.userId;
+    } else {
+      if (filter.userId && filter.userId !== ctx.userId) throw new ForbiddenError('You may only list your own sessions.');
+      where.userId = ctx.userId!;
+    }
+    if (filter.status) where.status = filter.status;
+    if (filter.channel) where.channel = filter.channel;
+    if (filter.key) where.key = filter.key;
+    return findPage(this.db.repo(ctx, Session), where, page, 'DESC');
+  }
+
+  /** Messages of a visible session, oldest first. */
+  async messages(ctx: Ctx, sessionId: string, page: PageArgs): Promise<Page<Message>> {
+    await this.getVisible(ctx, sessionId);
+    return findPage(this.db.repo(ctx, Message), { sessionId }, page, 'ASC');
+  }
+}

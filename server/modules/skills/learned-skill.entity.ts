@@ -1,0 +1,41 @@
+import { Column, Entity, Index } from 'typeorm';
+import { Field, ObjectType } from 'type-graphql';
+import { BaseRecord } from '../../persistence/base.entity';
+import { TrustLevel } from '../../common/trust';
+
+/** A skill synced from plugins/skills/<name>/SKILL.md. */
+@ObjectType()
+@Entity('learned_skills')
+export class LearnedSkill extends BaseRecord {
+  @Field()
+  @Index({ unique: true })
+  @Column({ type: 'varchar', length: 100 })
+  name!: string;
+
+  @Field()
+  @Column({ type: 'text' })
+  description!: string;
+
+  @Field(() => String, { nullable: true })
+  @Column({ type: 'text', nullable: true })
+  readWhen!: string | null;
+
+  @Field(() => TrustLevel)
+  @Column({ type: 'varchar', length: 16 })
+  minTrust!: TrustLevel;
+
+  /** Channels the skill is active on; empty means all. */
+  @Field(() => [String])
+  @Column({ type: 'simple-json' })
+  channels!: string[];
+
+  @Field()
+  @Column({ type: 'boolean', default: true })
+  enabled!: boolean;
+
+  @Column({ type: 'text' })
+  body!: string;
+
+  @Column({ type: 'varchar', length: 64 })
+  contentHash!: string;
+}

@@ -1,0 +1,129 @@
+import { In } from 'typeorm';
+import type { Ctx } from '../../common/ctx';
+import { ConflictError, NotFoundError, UserInputError } from '../../common/errors';
+import type { Page, PageArgs } from '../../common/pagination';
+import { TrustLevel } from '../../common/trust';
+import type { Db } from '../../persistence/db';
+import { findPage } from '../../persistence/paginate';
+import type { AuditService } from '../audit';
+import { access } from './access';
+import { Identity } from './identity.entity';
+import { User } from './user.entity';
+
+export const CHANNELS = ['telegram', 'whatsapp', 'web', 'tui'] as const satisfies readonly string[];
+export type ChannelName = (typeof CHANNELS)[number];
+
+export interface CreateUserInput {
+  displayName: string;
+  trust?: TrustLevel | null;
+}
+
+/** Users, their trust and their identities. */
+export class UserService {
+  constructor(
+    private readonly db: Db,
+    private readonly audit: AuditService,
+    private readonly defaultTrust: TrustLevel,
+  ) {}
+
+  findOne(ctx: Ctx, id: string): Promise<User | null> {
+    return this.db.repo(ctx, User).findOneBy({ id });
+  }
+
+  /** The user, or NOT_FOUND. */
+  async get(ctx: Ctx, id: string): Promise<User> {
+    const user = await this.findOne(ctx, id);
+    if (!user) throw new NotFoundError('User', id);
+    return user;
+  }
+
+  /** A user the actor may see: themselves, or anyone for ADMIN and above. */
+  async getVisible(ctx: Ctx, id: string): Promise<User> {
+    access.requireOwnOrAdmin(ctx, id, 'user record');
+    return this.get(ctx, id);
+  }
+
+  findMany(ctx: Ctx, page: PageArgs, trust?: TrustLevel | null): Promise<Page<User>> {
+    access.requireTrust(ctx, TrustLevel.ADMIN, 'listing users');
+    return findPage(this.db.repo(ctx, User), trust ? { trust } : {}, page, 'ASC');
+  }
+
+  /** Every user, oldest first (CLI). */
+  listAll(ctx: Ctx): Promise<User[]> {
+    return this.db.repo(ctx, User).find({ order: { id: 'ASC' } });
+  }
+
+  async create(ctx: Ctx, input: CreateUserInput): Promise<User> {
+    const displayName = input.displayName.trim();
+    if (!displayName) throw new UserInputError('displayName must not be empty.', 'displayName');
+    const trust = input.trust ?? this.defaultTrust;
+    access.requireMayGrant(ctx, trust, null);
+    return this.db.withTransaction(ctx, async (tx) => {
+      const repo = this.db.repo(tx, User);
+      const user = await repo.save(repo.create({ displayName, trust }));
+      await this.audit.record(tx, 'user.create', { type: 'User', id: user.id }, { trust });
+      return user;
+    });
+  }
+
+  async setTrust(ctx: Ctx, userId: string, trust: TrustLevel): Promise<User> {
+    return this.db.withTransaction(ctx, async (tx) => {
+      const user = await this.get(tx, userId);
+      access.requireMayGrant(tx, trust, user.trust);
+      if (user.trust === TrustLevel.OWNER && trust !== TrustLevel.OWNER) {
+        const owners = await this.db.repo(tx, User).countBy({ trust: TrustLevel.OWNER });
+        if (owners <= 1) throw new ConflictError('This is the last OWNER; make another user OWNER first.');
+      }
+      const previous = user.trust;
+      user.trust = trust;
+      const saved = await this.db.repo(tx, User).save(user);
+      await this.audit.record(tx, 'user.trust.set', { type: 'User', id: userId }, { from: previous, to: trust });
+      return saved;
+    });
+  }
+
+  async linkIdentity(ctx: Ctx, userId: string, channel: string, handle: string, displayName?: string | null): Promise<Identity> {
+    access.requireTrust(ctx, TrustLevel.ADMIN, 'linking identities');
+    if (!(CHANNELS as readonly string[]).includes(channel)) {
+      throw new UserInputError(`channel must be one of ${CHANNELS.join(', ')}; got "${channel}".`, 'channel');
+    }
+    const cleanHandle = handle.trim();
+    if (!cleanHandle) throw new UserInputError('handle must not be empty.', 'handle');
+    return this.db.withTransaction(ctx, async (tx) => {
+      const user = await this.get(tx, userId);
+      access.requireMayGrant(tx, user.trust, user.trust);
+      const repo = this.db.repo(tx, Identity);
+      const existing = await repo.findOneBy({ channel, handle: cleanHandle });
+      if (existing && existing.userId !== userId) {
+        throw new ConflictError(`${channel}:${cleanHandle} is already linked to another user.`);
+      }
+      if (existing) return existing;
+      const identity = await repo.save(repo.create({ userId, channel, handle: cleanHandle, displayName: displayName ?? null }));
+      await this.audit.record(tx, 'identity.link', { type: 'User', id: userId }, { identity: identity.key });
+      return identity;
+    });
+  }
+
+  /** The user behind a channel handle, or null for an unknown sender. */
+  async findByIdentity(ctx: Ctx, channel: string, handle: string): Promise<User | null> {
+    const identity = await this.db.repo(ctx, Identity).findOneBy({ channel, handle });
+    return identity ? this.findOne(ctx, identity.userId) : null;
+  }
+
+  /** Identities of many users at once (DataLoader batch). */
+  async identitiesOf(ctx: Ctx, userIds: readonly string[]): Promise<Identity[][]> {
+    const rows = await this.db.repo(ctx, Identity).find({ where: { userId: In([...userIds]) }, order: { id: 'ASC' } });
+    return userIds.map((id) => rows.filter((r) => r.userId === id));
+  }
+
+  /** Many users at once, in the order asked (DataLoader batch). */
+  async usersByIds(ctx: Ctx, ids: readonly string[]): Promise<Array<User | null>> {
+    const rows = await this.db.repo(ctx, User).findBy({ id: In([...ids]) });
+    return ids.map((id) => rows.find((r) => r.id === id) ?? null);
+  }
+
+  /** The first OWNER, or null on an empty database. */
+  findOwner(ctx: Ctx): Promise<User | null> {
+    return this.db.repo(ctx, User).findOne({ where: { trust: TrustLevel.OWNER }, order: { id: 'ASC' } });
+  }
+}

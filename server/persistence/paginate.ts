@@ -1,0 +1,27 @@
+import { LessThan, MoreThan, type FindOptionsWhere, type Repository } from 'typeorm';
+import type { Page, PageArgs } from '../common/pagination';
+
+/**
+ * One page of rows ordered by id (ids are time-ordered), newest first for DESC. `where` may be a list of
+ * alternatives (OR); the cursor condition is added to each.
+ */
+export async function findPage<E extends { id: string }>(
+  repo: Repository<E>,
+  where: FindOptionsWhere<E> | FindOptionsWhere<E>[],
+  page: PageArgs,
+  direction: 'ASC' | 'DESC' = 'DESC',
+): Promise<Page<E>> {
+  const alternatives = Array.isArray(where) ? where : [where];
+  const cursorWhere = page.afterId
+    ? alternatives.map((w) => ({ ...w, id: direction === 'DESC' ? LessThan(page.afterId!) : MoreThan(page.afterId!) }))
+    : alternatives;
+  const [rows, totalCount] = await Promise.all([
+    repo.find({
+      where: cursorWhere as FindOptionsWhere<E>[],
+      order: { id: direction } as never,
+      take: page.first + 1,
+    }),
+    repo.count({ where: alternatives }),
+  ]);
+  return { nodes: rows.slice(0, page.first), hasNextPage: rows.length > page.first, totalCount };
+}

@@ -1,0 +1,78 @@
+import { Redis, type RedisOptions } from 'ioredis';
+import type { Logger } from '../common/logger';
+
+/** Hides the password of a redis:// URL for messages. */
+export function safeRedisUrl(url: string): string {
+  return url.replace(/\/\/([^@/]*)@/, '//***@');
+}
+
+/**
+ * Creates and tracks every Redis client of the process, so they can all be awaited ready before the
+ * HTTP server listens (a SUBSCRIBE sent before the ready check is lost) and closed together.
+ */
+export class RedisConnections {
+  private readonly clients: Array<{ name: string; client: Redis }> = [];
+
+  constructor(
+    readonly url: string,
+    private readonly logger: Logger,
+  ) {}
+
+  create(name: string, options: RedisOptions = {}): Redis {
+    const client = new Redis(this.url, {
+      maxRetriesPerRequest: null,
+      enableReadyCheck: true,
+      connectionName: `muninn:${name}`,
+      ...options,
+    });
+    let lastError = '';
+    client.on('error', (err: Error) => {
+      if (err.message !== lastError) this.logger.warn({ redis: name, err: err.message }, 'Redis connection error');
+      lastError = err.message;
+    });
+    client.on('ready', () => {
+      lastError = '';
+    });
+    this.clients.push({ name, client });
+    return client;
+  }
+
+  /** Resolves when every client is ready; rejects with a clear message after `timeoutMs`. */
+  async waitReady(timeoutMs = 10_000): Promise<void> {
+    await Promise.all(
+      this.clients.map(
+        ({ name, client }) =>
+          new Promise<void>((resolve, reject) => {
+            if (client.status === 'ready') return resolve();
+            const timer = setTimeout(
+              () => reject(new Error(`Redis at ${safeRedisUrl(this.url)} is not reachable (client "${name}" not ready after ${timeoutMs} ms). Check REDIS_URL or start Redis.`)),
+              timeoutMs,
+            );
+            client.once('ready', () => {
+              clearTimeout(timer);
+              resolve();
+            });
+          }),
+      ),
+    );
+  }
+
+  /** PING through the first client. */
+  async ping(): Promise<void> {
+    const first = this.clients[0];
+    if (!first) throw new Error('no Redis client');
+    await first.client.ping();
+  }
+
+  async close(): Promise<void> {
+    await Promise.all(
+      this.clients.splice(0).map(async ({ client }) => {
+        try {
+          await client.quit();
+        } catch {
+          client.disconnect();
+        }
+      }),
+    );
+  }
+}
