@@ -48,7 +48,7 @@ export async function startHttpServer(options: HttpServerOptions): Promise<Runni
 
   // === WebSocket (graphql-ws): same limits and error masking as HTTP
   const wss = new WebSocketServer({ server: httpServer, path: '/graphql', maxPayload: options.bodyLimitKb * 1024 });
-  const wsCleanup = useServer<Record<string, unknown>, { gql?: GraphQLContext }>(
+  const wsCleanup = useServer<Record<string, unknown>>(
     {
       schema,
       onSubscribe: async (ctx, _id, payload) => {
@@ -60,14 +60,16 @@ export async function startHttpServer(options: HttpServerOptions): Promise<Runni
         }
         const errors = validate(schema, document, [...specifiedRules, ...limits.validationRules]);
         if (errors.length) return errors.map((e) => new GraphQLError(formatError(e.toJSON(), e).message, { extensions: { code: 'GRAPHQL_VALIDATION_FAILED' } }));
+        // A fresh context per operation, not per connection: a token revoked or a trust changed while the
+        // socket stays open takes effect at the next operation, and DataLoader caches never outlive it.
         const auth = ctx.connectionParams?.authorization;
-        ctx.extra.gql ??= await options.contextFor(typeof auth === 'string' ? auth : undefined);
+        const contextValue = await options.contextFor(typeof auth === 'string' ? auth : undefined);
         const args: ExecutionArgs = {
           schema,
           document,
           variableValues: payload.variables,
           operationName: payload.operationName,
-          contextValue: ctx.extra.gql,
+          contextValue,
         };
         return args;
       },
