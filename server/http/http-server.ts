@@ -5,7 +5,7 @@ import { ApolloServer } from '@apollo/server';
 import { ApolloServerPluginDrainHttpServer } from '@apollo/server/plugin/drainHttpServer';
 import { ApolloServerPluginLandingPageDisabled } from '@apollo/server/plugin/disabled';
 import { expressMiddleware } from '@as-integrations/express5';
-import { GraphQLError, parse, specifiedRules, validate, type ExecutionArgs, type GraphQLSchema } from 'graphql';
+import { GraphQLError, getOperationAST, getVariableValues, parse, specifiedRules, validate, type ExecutionArgs, type GraphQLSchema } from 'graphql';
 import { WebSocketServer } from 'ws';
 import { useServer } from 'graphql-ws/use/ws';
 import type { Logger } from '../common/logger';
@@ -60,6 +60,12 @@ export async function startHttpServer(options: HttpServerOptions): Promise<Runni
         }
         const errors = validate(schema, document, [...specifiedRules, ...limits.validationRules]);
         if (errors.length) return errors.map((e) => new GraphQLError(formatError(e.toJSON(), e).message, { extensions: { code: 'GRAPHQL_VALIDATION_FAILED' } }));
+        // Bad variables are the caller's mistake: BAD_USER_INPUT naming the variable, as on HTTP.
+        const operation = getOperationAST(document, payload.operationName);
+        if (operation) {
+          const coerced = getVariableValues(schema, operation.variableDefinitions ?? [], payload.variables ?? {}, { maxErrors: 20 });
+          if (coerced.errors) return coerced.errors.map((e) => new GraphQLError(e.message, { extensions: { code: 'BAD_USER_INPUT' } }));
+        }
         // A fresh context per operation, not per connection: a token revoked or a trust changed while the
         // socket stays open takes effect at the next operation, and DataLoader caches never outlive it.
         const auth = ctx.connectionParams?.authorization;

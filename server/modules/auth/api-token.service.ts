@@ -16,6 +16,9 @@ export interface CreatedToken {
   apiToken: ApiToken;
 }
 
+/** Longest token name (the column holds 100 characters). */
+export const MAX_TOKEN_NAME_CHARS = 100;
+
 /** How often a token's lastUsedAt is refreshed at most. */
 const LAST_USED_RESOLUTION_MS = 60_000;
 
@@ -31,6 +34,7 @@ export class ApiTokenService {
   async create(ctx: Ctx, userId: string, name: string): Promise<CreatedToken> {
     const cleanName = name.trim();
     if (!cleanName) throw new UserInputError('name must not be empty.', 'name');
+    if (cleanName.length > MAX_TOKEN_NAME_CHARS) throw new UserInputError(`name must be at most ${MAX_TOKEN_NAME_CHARS} characters.`, 'name');
     if (ctx.userId !== userId && !trustAtLeast(ctx.trust, TrustLevel.OWNER)) {
       throw new ForbiddenError('Only an OWNER may create tokens for other users.');
     }

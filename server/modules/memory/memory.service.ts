@@ -7,6 +7,7 @@ import type { Db } from '../../persistence/db';
 import { findPage } from '../../persistence/paginate';
 import type { AuditService } from '../audit';
 import { access } from '../users/access';
+import { User } from '../users/user.entity';
 import { Memory } from './memory.entity';
 import { MemoryScope, MemoryType } from './memory.types';
 
@@ -101,7 +102,10 @@ export class MemoryService {
       case MemoryScope.USER:
         userId = input.userId ?? ctx.userId;
         if (!userId) throw new UserInputError('userId is required for user-scoped memories created by the system.', 'userId');
-        if (userId !== ctx.userId) access.requireTrust(ctx, TrustLevel.ADMIN, "other users' memories");
+        if (userId !== ctx.userId) {
+          access.requireTrust(ctx, TrustLevel.ADMIN, "other users' memories");
+          if (!(await this.db.repo(ctx, User).existsBy({ id: userId }))) throw new NotFoundError('User', userId);
+        }
         break;
       case MemoryScope.GROUP:
         access.requireTrust(ctx, TrustLevel.ADMIN, 'group memories');
