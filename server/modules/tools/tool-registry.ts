@@ -1,0 +1,95 @@
+import { z } from 'zod';
+import type { Ctx } from '../../common/ctx';
+import type { TrustLevel } from '../../common/trust';
+import type { PluginSettingService } from '../plugins';
+import { effectiveMinTrust, mayUseTool, type Tool, type ToolSpec } from './tool';
+
+const TOOL_NAME = /^[a-z][a-z0-9_]{0,63}$/;
+
+/** One tool as the `tools` query and `/tools` show it. */
+export interface ToolDescription {
+  name: string;
+  description: string;
+  /** Effective floor: the tool's `minTrust`, never below MEMBER. */
+  minTrust: TrustLevel;
+  requiresApproval: boolean;
+  /** Active on the channel asked about (plugin_settings, else the tool's default). */
+  enabled: boolean;
+  /** Enabled and the caller's trust is high enough. */
+  usable: boolean;
+}
+
+/** Where activation comes from; `PluginSettingService` in the app. */
+export type ActivationSource = Pick<PluginSettingService, 'isEnabled'>;
+
+/**
+ * The tools of this process, by name. What the model is shown (`specsFor`) is filtered by the sender's
+ * trust and per-channel activation; the pipeline checks both again when a call runs.
+ */
+export class ToolRegistry {
+  private readonly tools = new Map<string, Tool>();
+  private readonly schemas = new Map<string, Record<string, unknown>>();
+
+  constructor(private readonly activation: ActivationSource) {}
+
+  /** Adds a tool; a second tool with the same name or an invalid name is a programming error. */
+  register(tool: Tool): this {
+    if (!TOOL_NAME.test(tool.name)) throw new Error(`Tool name "${tool.name}" is invalid: use lowercase letters, digits and _ (at most 64).`);
+    if (this.tools.has(tool.name)) throw new Error(`A tool named "${tool.name}" is already registered.`);
+    this.tools.set(tool.name, tool);
+    return this;
+  }
+
+  get(name: string): Tool | undefined {
+    return this.tools.get(name);
+  }
+
+  /** Every registered tool, in registration order. */
+  all(): Tool[] {
+    return [...this.tools.values()];
+  }
+
+  /** Whether `tool` is active on `channel` (null: the global setting). */
+  isActive(ctx: Ctx, tool: Tool, channel: string | null): Promise<boolean> {
+    return this.activation.isEnabled(ctx, tool.name, channel, tool.defaultEnabled ?? true);
+  }
+
+  /** The tools the sender may use and that are active on `channel`, as the model should see them. */
+  async specsFor(ctx: Ctx, channel: string): Promise<ToolSpec[]> {
+    const specs: ToolSpec[] = [];
+    for (const tool of this.tools.values()) {
+      if (!mayUseTool(ctx.trust, tool)) continue;
+      if (!(await this.isActive(ctx, tool, channel))) continue;
+      specs.push({ name: tool.name, description: tool.description, parameters: this.parametersOf(tool) });
+    }
+    return specs;
+  }
+
+  /** Every tool with its floor and whether it is enabled on `channel` and usable by the caller. */
+  async describeFor(ctx: Ctx, channel: string | null): Promise<ToolDescription[]> {
+    const out: ToolDescription[] = [];
+    for (const tool of this.tools.values()) {
+      const enabled = await this.isActive(ctx, tool, channel);
+      out.push({
+        name: tool.name,
+        description: tool.description,
+        minTrust: effectiveMinTrust(tool),
+        requiresApproval: tool.requiresApproval ?? false,
+        enabled,
+        usable: enabled && mayUseTool(ctx.trust, tool),
+      });
+    }
+    return out;
+  }
+
+  /** JSON schema of a tool's arguments (input side, so defaulted fields are optional), cached. */
+  parametersOf(tool: Tool): Record<string, unknown> {
+    let schema = this.schemas.get(tool.name);
+    if (!schema) {
+      const { $schema: _drop, ...rest } = z.toJSONSchema(tool.schema, { io: 'input', unrepresentable: 'any' }) as Record<string, unknown>;
+      schema = rest;
+      this.schemas.set(tool.name, schema);
+    }
+    return schema;
+  }
+}
