@@ -1,0 +1,60 @@
+import type { InboundImage } from '../modules/conversation';
+
+export type ChatKindName = 'dm' | 'group';
+
+/** One platform event, as every adapter hands it to the inbound pipeline (DESIGN §2.1). */
+export interface InboundMessage {
+  channel: string;
+  chatId: string;
+  chatKind: ChatKindName;
+  sender: { handle: string; displayName?: string | null };
+  text: string;
+  images?: InboundImage[];
+  /** The bot was @-mentioned, or the message replies to one of the bot's messages. */
+  mentionsBot?: boolean;
+  /** Platform id of the message this one replies to. */
+  replyTo?: string | null;
+  /** Platform message id, for dedupe of redelivered events. */
+  platformMessageId?: string | null;
+  receivedAt?: Date;
+}
+
+/** One chunk of a reply, ready for the platform (already split to its limit). */
+export interface OutboundChunk {
+  chatId: string;
+  text: string;
+  /** Stable per chunk (`<messageId>:<index>`): a retried delivery never sends a chunk twice. */
+  idempotencyKey: string;
+  replyTo?: string | null;
+}
+
+export type ChannelState = 'STOPPED' | 'STARTING' | 'CONNECTED' | 'POLLING' | 'WEBHOOK' | 'NEEDS_LINK' | 'ERROR';
+
+export interface ChannelStatus {
+  channel: string;
+  state: ChannelState;
+  lastError?: string | null;
+  /** WhatsApp linking QR (text form) while state is NEEDS_LINK. */
+  qr?: string | null;
+  updatedAt: Date;
+}
+
+/** Where adapters send inbound messages. */
+export type InboundSink = (message: InboundMessage) => Promise<void>;
+
+/**
+ * Port: a chat platform. Adapters (grammY, Baileys) map SDK events to InboundMessage and send
+ * OutboundChunks; everything else (trust, sessions, turns) is shared.
+ */
+export interface ChannelTransport {
+  readonly channel: string;
+  /** Longest text one platform message may carry (Telegram 4096, WhatsApp 4000). */
+  readonly maxMessageLength: number;
+  start(sink: InboundSink): Promise<void>;
+  stop(): Promise<void>;
+  /** Sends one chunk; returns the platform id of the sent message. Throws on failure (the queue retries). */
+  send(chunk: OutboundChunk, signal?: AbortSignal): Promise<{ platformMessageId?: string }>;
+  /** Shows or clears a typing / composing indicator. */
+  setTyping?(chatId: string, on: boolean): Promise<void>;
+  status(): ChannelStatus;
+}

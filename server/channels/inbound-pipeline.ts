@@ -1,0 +1,205 @@
+import { Ctx } from '../common/ctx';
+import type { Logger } from '../common/logger';
+import { TrustLevel } from '../common/trust';
+import type { SlashCommandService } from '../modules/commands';
+import type { TurnService, TurnTicket } from '../modules/conversation';
+import type { SessionEventPublisher } from '../modules/events';
+import { ChatKind, sessionKeyFor, type Session, type SessionLifecycleService } from '../modules/sessions';
+import type { User, UserService } from '../modules/users';
+import type { InboundMessage } from './channel.types';
+import { compose, type Middleware } from './middleware';
+
+/** Everything a step knows about one inbound message. */
+export interface InboundContext {
+  message: InboundMessage;
+  ctx: Ctx;
+  user: User | null;
+  session: Session | null;
+  ticket: TurnTicket | null;
+  /** Direct answers to the sender (command replies, refusals, pairing codes). */
+  replies: string[];
+  /** Why the message was not processed, when it was not. */
+  dropped?: string;
+}
+
+/** Port: decides what happens to senders without an identity (pairing, open, allowlist…; DESIGN §3). */
+export interface SenderPolicy {
+  /** Returns the user to act as, or null to stop (optionally with a reply, e.g. a pairing code). */
+  admit(ctx: Ctx, message: InboundMessage): Promise<{ user: User | null; reply?: string }>;
+  /** Extra gating for known senders (GUEST rate limits, group allowlists); null lets the message on. */
+  gate?(ctx: Ctx, message: InboundMessage, user: User): Promise<string | null>;
+}
+
+/** Refuses every unknown sender; channel policies replace it. */
+export const REFUSE_UNKNOWN: SenderPolicy = { admit: async () => ({ user: null }) };
+
+/** Port: sends direct answers to the sender on platform channels. */
+export interface DirectReplier {
+  reply(ctx: Ctx, message: InboundMessage, text: string, session: Session | null): Promise<void>;
+}
+
+/** Port: remembers platform message ids for a while; true when the id was seen before. */
+export interface Deduper {
+  seen(key: string): Promise<boolean>;
+}
+
+export interface InboundPipelineDeps {
+  dedupe: Deduper;
+  users: UserService;
+  lifecycle: SessionLifecycleService;
+  turns: TurnService;
+  commands: SlashCommandService;
+  events: SessionEventPublisher;
+  policy: (channel: string) => SenderPolicy;
+  requireMention: (channel: string) => boolean;
+  dmScope: () => 'per-user' | 'main';
+  replier: DirectReplier;
+  logger: Logger;
+}
+
+/**
+ * The inbound pipeline of DESIGN §2.2: dedupe → resolve user and trust → group mention gating →
+ * session resolution → slash commands → store and enqueue. Every channel adapter feeds it.
+ */
+export class InboundPipeline {
+  private readonly run: (c: InboundContext) => Promise<void>;
+
+  constructor(private readonly deps: InboundPipelineDeps) {
+    const steps: Array<Middleware<InboundContext>> = [
+      (c, next) => this.dedupe(c, next),
+      (c, next) => this.identify(c, next),
+      (c, next) => this.gate(c, next),
+      (c, next) => this.resolveSession(c, next),
+      (c, next) => this.commands(c, next),
+      (c) => this.enqueue(c),
+    ];
+    this.run = compose(steps);
+  }
+
+  /**
+   * Processes one message. `knownUser` is set by channels that authenticate the sender themselves
+   * (web and TUI through an API token), `session` by callers that name one. Errors are logged and
+   * answered, never thrown at the adapter.
+   */
+  async handle(message: InboundMessage, known: { user?: User | null; session?: Session | null } = {}): Promise<InboundContext> {
+    const c: InboundContext = {
+      message,
+      ctx: new Ctx({ actor: { kind: 'anonymous' }, logger: this.deps.logger, channel: message.channel }),
+      user: known.user ?? null,
+      session: known.session ?? null,
+      ticket: null,
+      replies: [],
+    };
+    try {
+      await this.run(c);
+    } catch (err) {
+      this.deps.logger.error({ err, channel: message.channel, chatId: message.chatId }, 'inbound message failed');
+      c.replies.push('⚠️ Sorry, something went wrong while handling your message.');
+    }
+    for (const text of c.replies) {
+      try {
+        await this.deps.replier.reply(c.ctx, message, text, c.session);
+      } catch (err) {
+        this.deps.logger.warn({ err, channel: message.channel }, 'could not send a direct reply');
+      }
+    }
+    return c;
+  }
+
+  private actAs(c: InboundContext, user: User): void {
+    c.user = user;
+    c.ctx = new Ctx({
+      actor: { kind: 'user', userId: user.id, trust: user.trust },
+      logger: this.deps.logger.child({ userId: user.id, channel: c.message.channel }),
+      channel: c.message.channel,
+      requestId: c.ctx.requestId,
+    });
+  }
+
+  private dedupeKey(message: InboundMessage): string | null {
+    return message.platformMessageId ? `${message.channel}:${message.chatId}:${message.platformMessageId}` : null;
+  }
+
+  private async dedupe(c: InboundContext, next: () => Promise<void>): Promise<void> {
+    const key = this.dedupeKey(c.message);
+    if (key && (await this.deps.dedupe.seen(key))) {
+      c.dropped = 'duplicate';
+      return;
+    }
+    await next();
+  }
+
+  private async identify(c: InboundContext, next: () => Promise<void>): Promise<void> {
+    const { message } = c;
+    let user = c.user ?? (await this.deps.users.findByIdentity(c.ctx, message.channel, message.sender.handle));
+    if (!user) {
+      const admitted = await this.deps.policy(message.channel).admit(c.ctx, message);
+      if (admitted.reply) c.replies.push(admitted.reply);
+      user = admitted.user;
+      if (!user) {
+        c.dropped = 'unknown sender';
+        return;
+      }
+    }
+    if (user.trust === TrustLevel.BLOCKED) {
+      c.dropped = 'blocked';
+      return;
+    }
+    this.actAs(c, user);
+    await next();
+  }
+
+  private async gate(c: InboundContext, next: () => Promise<void>): Promise<void> {
+    const { message } = c;
+    if (message.chatKind === 'group' && this.deps.requireMention(message.channel) && !message.mentionsBot) {
+      c.dropped = 'not mentioned';
+      return;
+    }
+    const refusal = await this.deps.policy(message.channel).gate?.(c.ctx, message, c.user!);
+    if (refusal) {
+      c.replies.push(refusal);
+      c.dropped = 'gated';
+      return;
+    }
+    await next();
+  }
+
+  private async resolveSession(c: InboundContext, next: () => Promise<void>): Promise<void> {
+    const { message } = c;
+    const user = c.user!;
+    const group = message.chatKind === 'group';
+    const key = sessionKeyFor({
+      channel: message.channel,
+      chatKind: message.chatKind,
+      chatId: message.chatId,
+      userId: user.id,
+      isOwner: user.trust === TrustLevel.OWNER,
+      dmScope: this.deps.dmScope(),
+    });
+    c.session ??= await this.deps.lifecycle.resolveActive(c.ctx, {
+      key,
+      userId: group ? null : user.id,
+      channel: message.channel,
+      chatId: message.chatId,
+      chatKind: group ? ChatKind.GROUP : ChatKind.DM,
+    });
+    await next();
+  }
+
+  private async commands(c: InboundContext, next: () => Promise<void>): Promise<void> {
+    const result = await this.deps.commands.handle(c.ctx, c.session!, c.message.text);
+    if (!result) return next();
+    if (result.session) c.session = result.session;
+    c.replies.push(result.reply);
+  }
+
+  private async enqueue(c: InboundContext): Promise<void> {
+    const { message } = c;
+    if (!message.text.trim() && !message.images?.length) {
+      c.dropped = 'empty';
+      return;
+    }
+    c.ticket = await this.deps.turns.submit(c.ctx, c.session!, { text: message.text, images: message.images, dedupeKey: this.dedupeKey(message) });
+    if (c.ticket.duplicate) c.dropped = 'duplicate';
+  }
+}

@@ -1,0 +1,271 @@
+import { In } from 'typeorm';
+import { Ctx } from '../../common/ctx';
+import { TrustLevel, trustAtLeast } from '../../common/trust';
+import type { Db } from '../../persistence/db';
+import type { TurnRunner } from '../conversation/turn.service';
+import { TurnAbortedError } from '../conversation/running-turns';
+import type { SessionEventPublisher } from '../events';
+import type { ChatMessage, ChatResult, ToolCall } from '../models/model-provider';
+import { Message } from '../sessions/message.entity';
+import type { Session } from '../sessions/session.entity';
+import type { SessionLifecycleService } from '../sessions/session-lifecycle.service';
+import { ChatKind, MessageRole, MessageStatus } from '../sessions/session.types';
+import type { TokenCounts, UsageService } from '../usage';
+import type { User, UserService } from '../users';
+import type { AgentTools, ExchangeListener, MemoryRecall, OutboundSender, SkillSource } from './agent.ports';
+import { loadHistory } from './history';
+import type { ModelCaller } from './model-caller';
+import { buildPrompt } from './prompt-builder';
+import { parseTextToolCalls } from './tool-call-parser';
+import { describeModelFailure } from './model-failure';
+
+export interface AgentLoopOptions {
+  systemPrompt: string;
+  maxIterations: number;
+  historyMessages: number;
+  estimate: (messages: ChatMessage[]) => number;
+}
+
+export interface AgentLoopDeps {
+  db: Db;
+  users: UserService;
+  lifecycle: SessionLifecycleService;
+  events: SessionEventPublisher;
+  models: ModelCaller;
+  tools: AgentTools;
+  memory: MemoryRecall;
+  skills: SkillSource;
+  outbound: OutboundSender;
+  usage: UsageService;
+  exchange: ExchangeListener;
+}
+
+const ZERO: TokenCounts = { inputTokens: 0, outputTokens: 0, cacheReadTokens: 0, cacheWriteTokens: 0, estimated: false };
+
+function addUsage(a: TokenCounts, b: TokenCounts): TokenCounts {
+  return {
+    inputTokens: a.inputTokens + b.inputTokens,
+    outputTokens: a.outputTokens + b.outputTokens,
+    cacheReadTokens: a.cacheReadTokens + b.cacheReadTokens,
+    cacheWriteTokens: a.cacheWriteTokens + b.cacheWriteTokens,
+    estimated: a.estimated || b.estimated,
+  };
+}
+
+/**
+ * One turn of the agent (DESIGN §2.4): build the prompt for what the sender may use and see, call the
+ * model, run tool calls through the tool pipeline, repeat up to the iteration cap, then store and
+ * deliver the reply. Aborts (`/stop`, interrupt) and model failures end the turn with a notice; the
+ * session's next message works either way.
+ */
+export class AgentLoop implements TurnRunner {
+  constructor(
+    private readonly deps: AgentLoopDeps,
+    private readonly options: AgentLoopOptions,
+  ) {}
+
+  async runTurn(jobCtx: Ctx, session: Session, batch: Message[], turnId: string, signal: AbortSignal): Promise<void> {
+    const { events } = this.deps;
+    const last = batch[batch.length - 1]!;
+    const sender = last.userId ? await this.deps.users.findOne(jobCtx, last.userId) : null;
+    const ctx = this.senderCtx(jobCtx, sender, session);
+    await events.publish(session.id, { type: 'TurnStarted', turnId, messageIds: batch.map((m) => m.id) });
+    let usage: TokenCounts = { ...ZERO };
+    try {
+      const { text, usage: used } = await this.think(ctx, session, batch, turnId, signal, sender);
+      usage = used;
+      const reply = await this.finish(ctx, session, batch, turnId, text, usage, MessageStatus.DONE);
+      await events.publish(session.id, { type: 'TurnFinished', turnId, status: 'done', replyMessageId: reply.id });
+      await this.deps.exchange.afterExchange(ctx, session, { userMessageIds: batch.map((m) => m.id), replyMessageId: reply.id });
+    } catch (err) {
+      if (signal.aborted || err instanceof TurnAbortedError) {
+        const reason = signal.reason instanceof TurnAbortedError ? signal.reason.reason : 'stopped';
+        await this.deps.db.repo(jobCtx, Message).update({ id: In(batch.map((m) => m.id)) }, { status: MessageStatus.CANCELLED });
+        await events.publish(session.id, { type: 'Notice', level: 'info', text: `Turn stopped (${reason}).` });
+        await events.publish(session.id, { type: 'TurnFinished', turnId, status: 'cancelled', replyMessageId: null });
+        return;
+      }
+      const problem = describeModelFailure(err);
+      ctx.logger.warn({ err, sessionId: session.id, turnId }, 'turn failed');
+      const reply = await this.finish(ctx, session, batch, turnId, problem, usage, MessageStatus.FAILED);
+      await events.publish(session.id, { type: 'TurnFinished', turnId, status: 'failed', replyMessageId: reply.id, error: problem });
+    }
+  }
+
+  /** The sender acting, with their own trust (each group member's own trust gates tools). */
+  private senderCtx(jobCtx: Ctx, sender: User | null, session: Session): Ctx {
+    if (!sender) return new Ctx({ actor: { kind: 'anonymous' }, logger: jobCtx.logger, channel: session.channel, requestId: jobCtx.requestId });
+    return new Ctx({
+      actor: { kind: 'user', userId: sender.id, trust: sender.trust },
+      logger: jobCtx.logger.child({ userId: sender.id, sessionId: session.id }),
+      channel: session.channel,
+      requestId: jobCtx.requestId,
+    });
+  }
+
+  private async think(
+    ctx: Ctx,
+    session: Session,
+    batch: Message[],
+    turnId: string,
+    signal: AbortSignal,
+    sender: User | null,
+  ): Promise<{ text: string; usage: TokenCounts }> {
+    const { models, tools, events, db } = this.deps;
+    const info = models.info('main');
+    const mayUseTools = !!sender && trustAtLeast(sender.trust, TrustLevel.MEMBER);
+    const specs = mayUseTools ? await tools.specsFor(ctx, session.channel) : [];
+    const skills = mayUseTools ? await this.deps.skills.skillsFor(ctx, session.channel) : [];
+    const query = batch.map((m) => m.content).join('\n');
+    const memories = sender ? await this.deps.memory.recall(ctx, session, query) : [];
+    const senderNames = session.chatKind === ChatKind.GROUP ? await this.senderNames(ctx, batch) : undefined;
+    const history = await loadHistory(db, ctx, session.id, batch, {
+      limit: this.options.historyMessages,
+      vision: info.supportsVision,
+      nativeTools: info.supportsTools,
+      senderNames,
+    });
+    const context = [
+      `Now: ${new Date().toISOString()}`,
+      `Channel: ${session.channel} (${session.chatKind === ChatKind.GROUP ? `group chat ${session.chatId}` : 'direct chat'})`,
+      sender ? `You are talking with ${sender.displayName} (trust ${sender.trust}).` : 'The sender is not known.',
+    ];
+    const budget = Math.max(512, info.contextWindow - Math.min(2048, Math.floor(info.contextWindow / 4)));
+    let usage: TokenCounts = { ...ZERO };
+    let pinned = batch.length;
+    for (let iteration = 0; iteration < this.options.maxIterations; iteration++) {
+      if (signal.aborted) throw new TurnAbortedError('stopped');
+      const prompt = buildPrompt({
+        systemPrompt: this.options.systemPrompt,
+        tools: specs,
+        nativeTools: info.supportsTools,
+        skills,
+        memories,
+        context,
+        history,
+        pinnedTail: pinned,
+        budgetTokens: budget,
+        estimate: this.options.estimate,
+      });
+      const result = await models.call(
+        ctx,
+        { role: 'main', priority: 'interactive', messages: prompt.messages, tools: info.supportsTools && specs.length ? specs : undefined, stream: { sessionId: session.id, turnId } },
+        signal,
+      );
+      usage = addUsage(usage, result.usage);
+      await this.recordUsage(ctx, session, result);
+      const calls = this.toolCallsOf(result, specs.length > 0);
+      if (!calls.length) return { text: result.text.trim() || '(no answer)', usage };
+      const assistant = await this.store(ctx, session, turnId, MessageRole.ASSISTANT, result.text, { toolCalls: calls, replyToId: batch[batch.length - 1]!.id });
+      history.push({ role: 'assistant', content: assistant.content, toolCalls: calls });
+      const outcomes = await tools.runAll(
+        { ctx, sessionId: session.id, channel: session.channel, chatId: session.chatId, signal, turnId },
+        calls,
+        {
+          onStart: (call) =>
+            void events.publish(session.id, { type: 'ToolCallEvent', turnId, callId: call.id, tool: call.name, phase: 'started' }),
+          onEnd: (o) =>
+            void events.publish(session.id, { type: 'ToolCallEvent', turnId, callId: o.id, tool: o.name, phase: 'finished', status: o.status, summary: o.output.slice(0, 200) }),
+        },
+      );
+      for (const o of outcomes) {
+        await this.store(ctx, session, turnId, MessageRole.TOOL, o.output, { toolCallId: o.id, replyToId: batch[batch.length - 1]!.id });
+        history.push(info.supportsTools ? { role: 'tool', content: o.output, toolCallId: o.id } : { role: 'user', content: `Tool result (${o.name}):\n${o.output}` });
+      }
+      pinned += 1 + outcomes.length;
+    }
+    return { text: `I stopped after ${this.options.maxIterations} steps without a final answer. Ask me to continue if you want me to go on.`, usage };
+  }
+
+  private toolCallsOf(result: ChatResult, toolsOffered: boolean): ToolCall[] {
+    if (result.toolCalls.length) return result.toolCalls;
+    if (!toolsOffered) return [];
+    return parseTextToolCalls(result.text)?.calls ?? [];
+  }
+
+  private async senderNames(ctx: Ctx, batch: Message[]): Promise<Map<string, string>> {
+    const ids = [...new Set(batch.map((m) => m.userId).filter((id): id is string => !!id))];
+    const users = await this.deps.users.usersByIds(ctx, ids);
+    return new Map(users.filter((u): u is User => !!u).map((u) => [u.id, u.displayName]));
+  }
+
+  private async recordUsage(ctx: Ctx, session: Session, result: ChatResult): Promise<void> {
+    await this.deps.usage.record(ctx, {
+      userId: ctx.userId,
+      sessionId: session.id,
+      messageId: null,
+      provider: result.provider,
+      model: result.model,
+      role: 'main',
+      usage: result.usage,
+    });
+  }
+
+  private store(
+    ctx: Ctx,
+    session: Session,
+    turnId: string,
+    role: MessageRole,
+    content: string,
+    extra: { toolCalls?: ToolCall[]; toolCallId?: string; replyToId?: string },
+  ): Promise<Message> {
+    const repo = this.deps.db.repo(ctx, Message);
+    return repo.save(
+      repo.create({
+        sessionId: session.id,
+        userId: null,
+        role,
+        content,
+        status: MessageStatus.DONE,
+        turnId,
+        toolCalls: extra.toolCalls ?? null,
+        toolCallId: extra.toolCallId ?? null,
+        replyToId: extra.replyToId ?? null,
+        dedupeKey: null,
+      }),
+    );
+  }
+
+  /** Stores the reply and marks the turn's messages answered in one transaction, then delivers it. */
+  private async finish(
+    ctx: Ctx,
+    session: Session,
+    batch: Message[],
+    turnId: string,
+    text: string,
+    usage: TokenCounts,
+    status: MessageStatus.DONE | MessageStatus.FAILED,
+  ): Promise<Message> {
+    const { db, events } = this.deps;
+    const reply = await db.withTransaction(ctx, async (tx) => {
+      const repo = db.repo(tx, Message);
+      const saved = await repo.save(
+        repo.create({
+          sessionId: session.id,
+          userId: null,
+          role: MessageRole.ASSISTANT,
+          content: text,
+          status,
+          turnId,
+          replyToId: batch[batch.length - 1]!.id,
+          dedupeKey: `reply:${turnId}`,
+          toolCalls: null,
+          toolCallId: null,
+          inputTokens: usage.inputTokens,
+          outputTokens: usage.outputTokens,
+          cacheReadTokens: usage.cacheReadTokens,
+          cacheWriteTokens: usage.cacheWriteTokens,
+          usageEstimated: usage.estimated,
+        }),
+      );
+      await repo.update({ id: In(batch.map((m) => m.id)) }, { status: MessageStatus.DONE });
+      await this.deps.lifecycle.recordActivity(tx, session.id, { messages: batch.length + 1, ...usage });
+      return saved;
+    });
+    await events.publish(session.id, { type: 'MessageAdded', messageId: reply.id, role: reply.role, content: reply.content, turnId });
+    if (session.chatId && session.channel !== 'web') {
+      await this.deps.outbound.deliver(ctx, { sessionId: session.id, channel: session.channel, chatId: session.chatId, messageId: reply.id, text });
+    }
+    return reply;
+  }
+}

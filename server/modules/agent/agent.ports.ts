@@ -1,0 +1,75 @@
+import type { Ctx } from '../../common/ctx';
+import type { Session } from '../sessions/session.entity';
+import type { ToolCall, ToolSpec } from '../models/model-provider';
+
+/** Where and for whom a tool runs. */
+export interface AgentToolContext {
+  ctx: Ctx;
+  sessionId: string;
+  channel: string;
+  chatId: string | null;
+  signal: AbortSignal;
+  turnId?: string;
+}
+
+export interface AgentToolOutcome {
+  id: string;
+  name: string;
+  ok: boolean;
+  output: string;
+  status: string;
+  durationMs: number;
+}
+
+/** Port: the tools a sender may use, and the pipeline that runs calls (trust re-checked there). */
+export interface AgentTools {
+  specsFor(ctx: Ctx, channel: string): Promise<ToolSpec[]>;
+  runAll(
+    tc: AgentToolContext,
+    calls: ToolCall[],
+    hooks?: { onStart?(call: ToolCall): void; onEnd?(outcome: AgentToolOutcome): void },
+  ): Promise<AgentToolOutcome[]>;
+}
+
+export interface RecalledMemory {
+  content: string;
+  type: string;
+}
+
+/** Port: memories the sender may see, relevant to the turn (issue: memory). */
+export interface MemoryRecall {
+  recall(ctx: Ctx, session: Session, query: string): Promise<RecalledMemory[]>;
+}
+
+export interface SkillText {
+  name: string;
+  description: string;
+  body: string;
+}
+
+/** Port: skills injected for the sender (issue: skills). */
+export interface SkillSource {
+  skillsFor(ctx: Ctx, channel: string): Promise<SkillText[]>;
+}
+
+export interface OutboundRequest {
+  sessionId: string;
+  channel: string;
+  chatId: string;
+  messageId: string;
+  text: string;
+}
+
+/** Port: delivers a stored reply to its channel (split, rate-limited, idempotent per chunk). */
+export interface OutboundSender {
+  deliver(ctx: Ctx, req: OutboundRequest): Promise<void>;
+}
+
+/** Port: told after every finished exchange (the summarizer listens). */
+export interface ExchangeListener {
+  afterExchange(ctx: Ctx, session: Session, exchange: { userMessageIds: string[]; replyMessageId: string }): Promise<void>;
+}
+
+export const NO_MEMORIES: MemoryRecall = { recall: async () => [] };
+export const NO_SKILLS: SkillSource = { skillsFor: async () => [] };
+export const NO_EXCHANGE_LISTENER: ExchangeListener = { afterExchange: async () => undefined };

@@ -1,0 +1,93 @@
+import { In, LessThanOrEqual, Not } from 'typeorm';
+import type { Ctx } from '../../common/ctx';
+import type { Db } from '../../persistence/db';
+import type { ChatMessage, ContentPart, ToolCall } from '../models/model-provider';
+import { Image } from '../sessions/image.entity';
+import { Message } from '../sessions/message.entity';
+import { MessageRole, MessageStatus } from '../sessions/session.types';
+
+export interface HistoryOptions {
+  /** Most recent messages loaded. */
+  limit: number;
+  /** Attach images of the running turn's messages as image parts. */
+  vision: boolean;
+  /** Models without native tools get tool calls and results as plain text. */
+  nativeTools: boolean;
+  /** Sender labels for group chats: userId → display name. */
+  senderNames?: Map<string, string>;
+}
+
+function toolCallsOf(m: Message): ToolCall[] {
+  return Array.isArray(m.toolCalls) ? (m.toolCalls as ToolCall[]) : [];
+}
+
+/** Turns stored messages into model messages; failed replies and queued later messages are left out. */
+export function toChatMessages(rows: Message[], images: Map<string, Image[]>, opts: HistoryOptions, currentIds: Set<string>): ChatMessage[] {
+  const out: ChatMessage[] = [];
+  for (const m of rows) {
+    switch (m.role) {
+      case MessageRole.USER: {
+        const label = opts.senderNames && m.userId ? opts.senderNames.get(m.userId) : undefined;
+        const text = label ? `[${label}] ${m.content}` : m.content;
+        const imgs = currentIds.has(m.id) ? (images.get(m.id) ?? []) : [];
+        if (imgs.length && opts.vision) {
+          const parts: ContentPart[] = [{ type: 'text', text }, ...imgs.map((i) => ({ type: 'image' as const, mimeType: i.mimeType, dataBase64: i.dataBase64 }))];
+          out.push({ role: 'user', content: parts });
+        } else {
+          out.push({ role: 'user', content: imgs.length ? `${text}\n[${imgs.length} image(s) attached; this model cannot see images]` : text });
+        }
+        break;
+      }
+      case MessageRole.ASSISTANT: {
+        const calls = toolCallsOf(m);
+        if (!calls.length) out.push({ role: 'assistant', content: m.content });
+        else if (opts.nativeTools) out.push({ role: 'assistant', content: m.content, toolCalls: calls });
+        else {
+          const json = JSON.stringify({ tool_calls: calls.map((c) => ({ name: c.name, arguments: safeJson(c.arguments) })) });
+          out.push({ role: 'assistant', content: m.content ? `${m.content}\n${json}` : json });
+        }
+        break;
+      }
+      case MessageRole.TOOL:
+        if (opts.nativeTools) out.push({ role: 'tool', content: m.content, toolCallId: m.toolCallId ?? undefined });
+        else out.push({ role: 'user', content: `Tool result (${m.toolCallId ?? 'call'}):\n${m.content}` });
+        break;
+      case MessageRole.SYSTEM:
+        break;
+    }
+  }
+  return out;
+}
+
+function safeJson(text: string): unknown {
+  try {
+    return JSON.parse(text);
+  } catch {
+    return text;
+  }
+}
+
+/** Loads the recent history of a session up to the last message of the running turn. */
+export async function loadHistory(
+  db: Db,
+  ctx: Ctx,
+  sessionId: string,
+  batch: Message[],
+  opts: HistoryOptions,
+): Promise<ChatMessage[]> {
+  const lastId = batch[batch.length - 1]!.id;
+  const rows = await db.repo(ctx, Message).find({
+    where: { sessionId, id: LessThanOrEqual(lastId), status: Not(In([MessageStatus.QUEUED, MessageStatus.FAILED])) },
+    order: { id: 'DESC' },
+    take: opts.limit,
+  });
+  // Messages of the running turn are PROCESSING; make sure they are all in, even past the limit.
+  const ids = new Set(rows.map((r) => r.id));
+  for (const m of batch) if (!ids.has(m.id)) rows.push(m);
+  rows.sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
+  const currentIds = new Set(batch.map((m) => m.id));
+  const imageRows = await db.repo(ctx, Image).findBy({ messageId: In([...currentIds]) });
+  const images = new Map<string, Image[]>();
+  for (const img of imageRows) images.set(img.messageId!, [...(images.get(img.messageId!) ?? []), img]);
+  return toChatMessages(rows, images, opts, currentIds);
+}

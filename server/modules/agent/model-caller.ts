@@ -1,0 +1,33 @@
+import type { Ctx } from '../../common/ctx';
+import type { ChatMessage, ChatResult, ToolSpec } from '../models/model-provider';
+
+export type ModelRole = 'main' | 'summarizer' | 'heartbeat' | 'embeddings';
+/** Interactive calls (main agent, tool loop) go before heartbeat calls, which go before summarizer calls. */
+export type CallPriority = 'interactive' | 'heartbeat' | 'summarizer';
+
+export interface ModelCallInput {
+  role: ModelRole;
+  priority: CallPriority;
+  messages: ChatMessage[];
+  tools?: ToolSpec[];
+  /** Publish the text as ReplyDelta events of this session and turn while it is written. */
+  stream?: { sessionId: string; turnId: string };
+}
+
+export interface ModelRouteInfo {
+  provider: string;
+  model: string;
+  contextWindow: number;
+  supportsTools: boolean;
+  supportsVision: boolean;
+  usingMock: boolean;
+}
+
+/**
+ * Port: calls a model through the per-provider `model-calls` queue (priorities, concurrency, retries,
+ * fallbacks). The BullMQ implementation lives in jobs/.
+ */
+export interface ModelCaller {
+  call(ctx: Ctx, input: ModelCallInput, signal?: AbortSignal): Promise<ChatResult>;
+  info(role: ModelRole): ModelRouteInfo;
+}

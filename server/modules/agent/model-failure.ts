@@ -1,0 +1,19 @@
+/**
+ * The one-line message a user sees when the model could not answer. It names the kind of problem
+ * (rate limit, unreachable, rejected) without internals or secrets.
+ */
+export function describeModelFailure(err: unknown): string {
+  const e = err as { name?: string; status?: number; message?: string; provider?: string };
+  const who = e.provider ? ` (${e.provider})` : '';
+  switch (e.name) {
+    case 'ModelTransportError':
+      return `⚠️ The model provider${who} is unreachable right now. Please try again in a moment.`;
+    case 'ContextLengthError':
+      return `⚠️ This conversation is too long for the model${who}. Use /new to start fresh or /compact to summarise it.`;
+    case 'ModelApiError':
+      if (e.status === 429) return `⚠️ The model provider${who} is rate-limiting us. Please try again shortly.`;
+      return `⚠️ The model provider${who} refused the request (HTTP ${e.status ?? '?'}). Please try again later.`;
+    default:
+      return '⚠️ Something went wrong while answering. Please try again.';
+  }
+}

@@ -1,0 +1,123 @@
+import { In } from 'typeorm';
+import type { Ctx } from '../../common/ctx';
+import { newId } from '../../common/ids';
+import type { Db } from '../../persistence/db';
+import type { SessionEventPublisher } from '../events';
+import { Image } from '../sessions/image.entity';
+import { Message } from '../sessions/message.entity';
+import type { Session } from '../sessions/session.entity';
+import { MessageRole, MessageStatus } from '../sessions/session.types';
+import type { RunningTurns } from './running-turns';
+import type { TurnScheduler } from './turn-scheduler';
+
+export type QueueMode = 'followup' | 'collect' | 'interrupt';
+
+export interface InboundImage {
+  mimeType: string;
+  dataBase64: string;
+}
+
+export interface SubmitInput {
+  text: string;
+  images?: InboundImage[];
+  /** `channel:chat:platformMessageId`; a second message with the same key is a duplicate. */
+  dedupeKey?: string | null;
+}
+
+/** What the sender gets back at once: the stored message and where it stands. */
+export interface TurnTicket {
+  messageId: string;
+  sessionId: string;
+  status: MessageStatus;
+  duplicate: boolean;
+  /** An immediate answer (slash commands, refusals), when there is one. */
+  reply?: string | null;
+}
+
+/** Runs one turn for a batch of inbound messages; the agent loop implements it. */
+export interface TurnRunner {
+  runTurn(ctx: Ctx, session: Session, batch: Message[], turnId: string, signal: AbortSignal): Promise<void>;
+}
+
+/**
+ * Inbound messages become QUEUED rows (the durable per-session mailbox); `drain` runs them as turns in
+ * arrival order. The caller of `drain` holds the session's lock, so no two turns of a session overlap.
+ */
+export class TurnService {
+  constructor(
+    private readonly db: Db,
+    private readonly scheduler: TurnScheduler,
+    private readonly events: SessionEventPublisher,
+    private readonly running: RunningTurns,
+    private readonly queueMode: () => QueueMode,
+  ) {}
+
+  /** Stores the message and schedules its session; a duplicate returns the first message. */
+  async submit(ctx: Ctx, session: Session, input: SubmitInput): Promise<TurnTicket> {
+    if (input.dedupeKey) {
+      const existing = await this.db.repo(ctx, Message).findOneBy({ dedupeKey: input.dedupeKey });
+      if (existing) return { messageId: existing.id, sessionId: existing.sessionId, status: existing.status, duplicate: true };
+    }
+    let message: Message;
+    try {
+      message = await this.db.withTransaction(ctx, async (tx) => {
+        const repo = this.db.repo(tx, Message);
+        const saved = await repo.save(
+          repo.create({
+            sessionId: session.id,
+            userId: ctx.userId,
+            role: MessageRole.USER,
+            content: input.text,
+            status: MessageStatus.QUEUED,
+            dedupeKey: input.dedupeKey ?? null,
+          }),
+        );
+        if (input.images?.length) {
+          const images = this.db.repo(tx, Image);
+          await images.save(input.images.map((img) => images.create({ messageId: saved.id, mimeType: img.mimeType, dataBase64: img.dataBase64 })));
+        }
+        return saved;
+      });
+    } catch (err) {
+      // Two deliveries of one platform message racing: the unique dedupe key lets exactly one in.
+      const dup = input.dedupeKey ? await this.db.repo(ctx, Message).findOneBy({ dedupeKey: input.dedupeKey }) : null;
+      if (dup) return { messageId: dup.id, sessionId: dup.sessionId, status: dup.status, duplicate: true };
+      throw err;
+    }
+    await this.events.publish(session.id, { type: 'MessageAdded', messageId: message.id, role: message.role, content: message.content });
+    if (this.queueMode() === 'interrupt') await this.scheduler.requestAbort(session.id, 'a newer message arrived');
+    await this.scheduler.schedule(session.id);
+    return { messageId: message.id, sessionId: session.id, status: message.status, duplicate: false };
+  }
+
+  /** Messages still waiting (or left PROCESSING by a crashed worker), oldest first. */
+  pending(ctx: Ctx, sessionId: string): Promise<Message[]> {
+    return this.db.repo(ctx, Message).find({
+      where: { sessionId, role: MessageRole.USER, status: In([MessageStatus.QUEUED, MessageStatus.PROCESSING]) },
+      order: { id: 'ASC' },
+    });
+  }
+
+  /**
+   * Runs turns until the session has no pending message: one per message in `followup` and `interrupt`
+   * modes, one for everything waiting in `collect` mode. Returns the number of turns run.
+   */
+  async drain(ctx: Ctx, session: Session, runner: TurnRunner, signal: AbortSignal): Promise<number> {
+    let turns = 0;
+    while (!signal.aborted) {
+      const pending = await this.pending(ctx, session.id);
+      if (!pending.length) break;
+      const batch = this.queueMode() === 'collect' ? pending : [pending[0]!];
+      const turnId = newId();
+      await this.db.repo(ctx, Message).update({ id: In(batch.map((m) => m.id)) }, { status: MessageStatus.PROCESSING, turnId });
+      const controller = this.running.begin(session.id, turnId, signal);
+      try {
+        await runner.runTurn(ctx, session, batch, turnId, controller.signal);
+      } finally {
+        this.running.end(session.id, turnId);
+      }
+      turns += 1;
+    }
+    return turns;
+  }
+}

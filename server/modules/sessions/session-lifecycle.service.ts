@@ -1,0 +1,74 @@
+import type { Ctx } from '../../common/ctx';
+import type { Db } from '../../persistence/db';
+import { Session } from './session.entity';
+import { ChatKind, SessionStatus } from './session.types';
+
+export interface SessionAttrs {
+  key: string;
+  userId: string | null;
+  channel: string;
+  chatId: string | null;
+  chatKind: ChatKind;
+}
+
+/** Finding, creating and rotating sessions. Callers check visibility first. */
+export class SessionLifecycleService {
+  constructor(private readonly db: Db) {}
+
+  /** The ACTIVE session of a key, created when there is none. */
+  async resolveActive(ctx: Ctx, attrs: SessionAttrs): Promise<Session> {
+    return this.db.withTransaction(ctx, async (tx) => {
+      const repo = this.db.repo(tx, Session);
+      const existing = await repo.findOne({ where: { key: attrs.key, status: SessionStatus.ACTIVE }, order: { id: 'DESC' } });
+      if (existing) return existing;
+      const now = new Date();
+      return repo.save(repo.create({ ...attrs, status: SessionStatus.ACTIVE, startedAt: now, lastActivityAt: now, endedAt: null, previousSessionId: null }));
+    });
+  }
+
+  /** Archives a session and starts an empty one with the same key; returns the new one. */
+  async rotate(ctx: Ctx, session: Session): Promise<Session> {
+    return this.db.withTransaction(ctx, async (tx) => {
+      const repo = this.db.repo(tx, Session);
+      const now = new Date();
+      await repo.update({ id: session.id }, { status: SessionStatus.ARCHIVED, endedAt: now, updatedAt: now });
+      return repo.save(
+        repo.create({
+          key: session.key,
+          userId: session.userId,
+          channel: session.channel,
+          chatId: session.chatId,
+          chatKind: session.chatKind,
+          status: SessionStatus.ACTIVE,
+          startedAt: now,
+          lastActivityAt: now,
+          endedAt: null,
+          previousSessionId: session.id,
+        }),
+      );
+    });
+  }
+
+  /** Adds to the message and token counters and refreshes lastActivityAt. */
+  async recordActivity(
+    ctx: Ctx,
+    sessionId: string,
+    delta: { messages?: number; inputTokens?: number; outputTokens?: number; cacheReadTokens?: number; cacheWriteTokens?: number },
+  ): Promise<void> {
+    const repo = this.db.repo(ctx, Session);
+    const qb = repo
+      .createQueryBuilder()
+      .update(Session)
+      .set({
+        messageCount: () => `"messageCount" + ${Math.trunc(delta.messages ?? 0)}`,
+        inputTokens: () => `"inputTokens" + ${Math.trunc(delta.inputTokens ?? 0)}`,
+        outputTokens: () => `"outputTokens" + ${Math.trunc(delta.outputTokens ?? 0)}`,
+        cacheReadTokens: () => `"cacheReadTokens" + ${Math.trunc(delta.cacheReadTokens ?? 0)}`,
+        cacheWriteTokens: () => `"cacheWriteTokens" + ${Math.trunc(delta.cacheWriteTokens ?? 0)}`,
+        lastActivityAt: new Date(),
+        updatedAt: new Date(),
+      })
+      .where('id = :id', { id: sessionId });
+    await qb.execute();
+  }
+}

@@ -1,0 +1,105 @@
+import { Between, type FindOptionsWhere } from 'typeorm';
+import type { Ctx } from '../../common/ctx';
+import { UserInputError } from '../../common/errors';
+import { TrustLevel } from '../../common/trust';
+import type { Db } from '../../persistence/db';
+import { access } from '../users/access';
+import { UsageRecord } from './usage-record.entity';
+
+export type UsageGroupBy = 'user' | 'session' | 'model' | 'day';
+
+export interface TokenCounts {
+  inputTokens: number;
+  outputTokens: number;
+  cacheReadTokens: number;
+  cacheWriteTokens: number;
+  estimated: boolean;
+}
+
+export interface UsageRow extends Omit<TokenCounts, 'estimated'> {
+  key: string;
+  calls: number;
+  /** True when any call in the row had estimated counts. */
+  estimated: boolean;
+}
+
+export interface RecordUsageInput {
+  userId: string | null;
+  sessionId: string | null;
+  messageId: string | null;
+  provider: string;
+  model: string;
+  role: string;
+  usage: TokenCounts;
+}
+
+/** Token usage per model call, and totals by user, session, model or day. */
+export class UsageService {
+  constructor(private readonly db: Db) {}
+
+  async record(ctx: Ctx, input: RecordUsageInput): Promise<UsageRecord> {
+    const repo = this.db.repo(ctx, UsageRecord);
+    const { usage, ...rest } = input;
+    return repo.save(
+      repo.create({
+        ...rest,
+        inputTokens: usage.inputTokens,
+        outputTokens: usage.outputTokens,
+        cacheReadTokens: usage.cacheReadTokens,
+        cacheWriteTokens: usage.cacheWriteTokens,
+        estimated: usage.estimated,
+      }),
+    );
+  }
+
+  /** Totals in [from, to): MEMBERs see their own usage, ADMIN and above everyone's. */
+  async summary(ctx: Ctx, from: Date, to: Date, groupBy: UsageGroupBy, userId?: string | null): Promise<UsageRow[]> {
+    access.requireTrust(ctx, TrustLevel.MEMBER, 'usage');
+    if (!(from < to)) throw new UserInputError('"from" must be before "to".', 'from');
+    const where: FindOptionsWhere<UsageRecord> = { createdAt: Between(from, to) };
+    if (!access.seesEveryone(ctx)) where.userId = ctx.userId!;
+    else if (userId) where.userId = userId;
+    const rows = await this.db.repo(ctx, UsageRecord).find({ where, order: { id: 'ASC' } });
+    const groups = new Map<string, UsageRow>();
+    for (const r of rows) {
+      const key = keyOf(r, groupBy);
+      const g = groups.get(key) ?? { key, calls: 0, inputTokens: 0, outputTokens: 0, cacheReadTokens: 0, cacheWriteTokens: 0, estimated: false };
+      g.calls += 1;
+      g.inputTokens += r.inputTokens;
+      g.outputTokens += r.outputTokens;
+      g.cacheReadTokens += r.cacheReadTokens;
+      g.cacheWriteTokens += r.cacheWriteTokens;
+      g.estimated ||= r.estimated;
+      groups.set(key, g);
+    }
+    return [...groups.values()].sort((a, b) => a.key.localeCompare(b.key));
+  }
+
+  /** Totals of one session (for /usage and /status). */
+  async sessionTotals(ctx: Ctx, sessionId: string): Promise<UsageRow> {
+    const rows = await this.db.repo(ctx, UsageRecord).findBy({ sessionId });
+    const total: UsageRow = { key: sessionId, calls: 0, inputTokens: 0, outputTokens: 0, cacheReadTokens: 0, cacheWriteTokens: 0, estimated: false };
+    for (const r of rows) {
+      total.calls += 1;
+      total.inputTokens += r.inputTokens;
+      total.outputTokens += r.outputTokens;
+      total.cacheReadTokens += r.cacheReadTokens;
+      total.cacheWriteTokens += r.cacheWriteTokens;
+      total.estimated ||= r.estimated;
+    }
+    return total;
+  }
+}
+
+function keyOf(r: UsageRecord, groupBy: UsageGroupBy): string {
+  switch (groupBy) {
+    case 'user':
+      return r.userId ?? '(system)';
+    case 'session':
+      return r.sessionId ?? '(none)';
+    case 'model':
+      return `${r.provider}/${r.model}`;
+    case 'day':
+      return r.createdAt.toISOString().slice(0, 10);
+  }
+}
