@@ -127,23 +127,26 @@ export class ToolApprovalService {
   async decide(ctx: Ctx, id: string, decision: ToolApprovalDecision): Promise<ToolApproval> {
     access.requireTrust(ctx, TrustLevel.ADMIN, 'deciding tool approvals');
     const status = STATUS_OF_DECISION[decision];
+    // Checks run before the transaction, so a refusal never opens (and rolls back) one.
+    const approval = await this.get(ctx, id);
+    const required = this.deciderTrustFor(approval.tool);
+    if (!trustAtLeast(ctx.trust, required)) {
+      throw new ForbiddenError(`Only an OWNER may decide on "${approval.tool}", an OWNER-level tool.`);
+    }
+    if (approval.status !== ToolApprovalStatus.PENDING) {
+      throw new ConflictError(`Approval ${id} was already decided: ${approval.status}.`);
+    }
+    if (approval.expiresAt.getTime() <= this.now()) {
+      await this.expire(ctx, approval, 'timeout');
+      throw new ConflictError(`Approval ${id} has expired; the call was denied.`);
+    }
     const decided = await this.db.withTransaction(ctx, async (tx) => {
-      const approval = await this.get(tx, id);
-      const required = this.deciderTrustFor(approval.tool);
-      if (!trustAtLeast(tx.trust, required)) {
-        throw new ForbiddenError(`Only an OWNER may decide on "${approval.tool}", an OWNER-level tool.`);
-      }
-      if (approval.status !== ToolApprovalStatus.PENDING) {
-        throw new ConflictError(`Approval ${id} was already decided: ${approval.status}.`);
-      }
-      if (approval.expiresAt.getTime() <= this.now()) {
-        throw new ConflictError(`Approval ${id} has expired; the call was denied.`);
-      }
       const now = new Date(this.now());
+      // Conditional on PENDING: of two deciders (even in two processes) exactly one wins.
       const result = await this.db
         .repo(tx, ToolApproval)
         .update({ id, status: ToolApprovalStatus.PENDING }, { status, decidedAt: now, decidedBy: tx.userId, updatedAt: now });
-      if (!result.affected) throw new ConflictError(`Approval ${id} was decided by someone else meanwhile.`);
+      if (!result.affected) return null;
       await this.audit.record(tx, 'tool.approval.decide', { type: 'ToolApproval', id }, {
         tool: approval.tool,
         decision,
@@ -152,9 +155,9 @@ export class ToolApprovalService {
       });
       return this.get(tx, id);
     });
-    if (decided.status !== status) {
-      // Cannot happen with the conditional update above; kept as a guard against silent drift.
-      throw new ConflictError(`Approval ${id} ended as ${decided.status}.`);
+    if (!decided) {
+      const current = await this.get(ctx, id);
+      throw new ConflictError(`Approval ${id} was already decided: ${current.status}.`);
     }
     this.events.emit(id, status);
     return decided;
