@@ -56,7 +56,8 @@ export async function startHttpServer(options: HttpServerOptions): Promise<Runni
         try {
           document = parse(payload.query, { maxTokens: limits.maxTokens });
         } catch (err) {
-          return [err instanceof GraphQLError ? err : new GraphQLError('Invalid query')];
+          const message = err instanceof GraphQLError ? err.message : 'Invalid query';
+          return [new GraphQLError(message, { extensions: { code: 'GRAPHQL_PARSE_FAILED' } })];
         }
         const errors = validate(schema, document, [...specifiedRules, ...limits.validationRules]);
         if (errors.length) return errors.map((e) => new GraphQLError(formatError(e.toJSON(), e).message, { extensions: { code: 'GRAPHQL_VALIDATION_FAILED' } }));
@@ -69,7 +70,13 @@ export async function startHttpServer(options: HttpServerOptions): Promise<Runni
         // A fresh context per operation, not per connection: a token revoked or a trust changed while the
         // socket stays open takes effect at the next operation, and DataLoader caches never outlive it.
         const auth = ctx.connectionParams?.authorization;
-        const contextValue = await options.contextFor(typeof auth === 'string' ? auth : undefined);
+        let contextValue: GraphQLContext;
+        try {
+          contextValue = await options.contextFor(typeof auth === 'string' ? auth : undefined);
+        } catch (err) {
+          logger.error({ err }, 'unexpected error while authenticating a WebSocket operation');
+          return [new GraphQLError('Internal server error', { extensions: { code: 'INTERNAL_SERVER_ERROR' } })];
+        }
         const args: ExecutionArgs = {
           schema,
           document,
@@ -89,6 +96,8 @@ export async function startHttpServer(options: HttpServerOptions): Promise<Runni
           }),
         };
       },
+      // Never put internal error messages into close reasons, whatever NODE_ENV says.
+      isProd: true,
     },
     wss,
   );
@@ -101,6 +110,7 @@ export async function startHttpServer(options: HttpServerOptions): Promise<Runni
     introspection: true,
     allowBatchedHttpRequests: false,
     validationRules: limits.validationRules,
+    parseOptions: { maxTokens: limits.maxTokens },
     plugins: [
       ApolloServerPluginDrainHttpServer({ httpServer }),
       { async serverWillStart() { return { async drainServer() { await wsCleanup.dispose(); } }; } },

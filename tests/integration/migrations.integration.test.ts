@@ -19,6 +19,7 @@ import {
   CreateUserDocument,
   MemoriesDocument,
   UsersDocument,
+  type UsersQuery,
 } from '../support/graphql/generated';
 import { createUserWithToken, insertSession } from '../support/fixtures';
 import { LogCapture } from '../support/log-capture';
@@ -158,7 +159,7 @@ describe('PostgreSQL', () => {
       const ids: string[] = [];
       let after: string | null = null;
       for (;;) {
-        const page = dataOf(await owner.http(UsersDocument, { first: 2, after })).users;
+        const page: UsersQuery['users'] = dataOf(await owner.http(UsersDocument, { first: 2, after })).users;
         ids.push(...page.edges.map((e) => e.node.id));
         if (!page.pageInfo.hasNextPage) break;
         after = page.pageInfo.endCursor;
