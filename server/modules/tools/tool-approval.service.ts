@@ -108,7 +108,7 @@ export class ToolApprovalService {
   }
 
   /** Approvals, newest first (at most 200); ADMIN and above. */
-  list(ctx: Ctx, status?: ToolApprovalStatus | null): Promise<ToolApproval[]> {
+  async list(ctx: Ctx, status?: ToolApprovalStatus | null): Promise<ToolApproval[]> {
     access.requireTrust(ctx, TrustLevel.ADMIN, 'tool approvals');
     return this.db.repo(ctx, ToolApproval).find({ where: status ? { status } : {}, order: { id: 'DESC' }, take: 200 });
   }
