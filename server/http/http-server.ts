@@ -1,7 +1,7 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import express, { type NextFunction, type Request, type Response } from 'express';
-import { ApolloServer } from '@apollo/server';
+import { ApolloServer, type ApolloServerPlugin } from '@apollo/server';
 import { ApolloServerPluginDrainHttpServer } from '@apollo/server/plugin/drainHttpServer';
 import { ApolloServerPluginLandingPageDisabled } from '@apollo/server/plugin/disabled';
 import { expressMiddleware } from '@as-integrations/express5';
@@ -36,6 +36,34 @@ export interface RunningHttpServer {
 
 function errorBody(message: string, code: string) {
   return { errors: [{ message, extensions: { code } }] };
+}
+
+/**
+ * Logs each HTTP GraphQL operation at debug level: name, type, user, duration and error codes. Never the
+ * variables, headers or result, which may hold tokens and private text.
+ */
+function operationLogPlugin(logger: Logger): ApolloServerPlugin<GraphQLContext> {
+  return {
+    async requestDidStart() {
+      const started = Date.now();
+      return {
+        async willSendResponse({ operationName, operation, contextValue, response }) {
+          const errors = response.body.kind === 'single' ? response.body.singleResult.errors : undefined;
+          logger.debug(
+            {
+              transport: 'http',
+              operation: operationName ?? null,
+              type: operation?.operation ?? null,
+              userId: contextValue?.ctx?.userId ?? null,
+              ms: Date.now() - started,
+              ...(errors?.length ? { errors: errors.map((e) => e.extensions?.code ?? 'UNKNOWN') } : {}),
+            },
+            'graphql operation',
+          );
+        },
+      };
+    },
+  };
 }
 
 /** Express 5 + Apollo Server 5 + graphql-ws on one port: /graphql (HTTP, WS), /healthz, /readyz. */
@@ -77,6 +105,7 @@ export async function startHttpServer(options: HttpServerOptions): Promise<Runni
           logger.error({ err }, 'unexpected error while authenticating a WebSocket operation');
           return [new GraphQLError('Internal server error', { extensions: { code: 'INTERNAL_SERVER_ERROR' } })];
         }
+        logger.debug({ transport: 'ws', operation: operation?.name?.value ?? null, type: operation?.operation ?? null, userId: contextValue.ctx.userId }, 'graphql operation');
         const args: ExecutionArgs = {
           schema,
           document,
@@ -115,6 +144,7 @@ export async function startHttpServer(options: HttpServerOptions): Promise<Runni
       ApolloServerPluginDrainHttpServer({ httpServer }),
       { async serverWillStart() { return { async drainServer() { await wsCleanup.dispose(); } }; } },
       ApolloServerPluginLandingPageDisabled(),
+      operationLogPlugin(logger),
       ...limits.plugins,
     ],
   });
