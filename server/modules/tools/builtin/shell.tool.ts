@@ -48,7 +48,7 @@ export function createShellTool(options: ShellToolOptions): Tool<ShellArgs> {
     minTrust: TrustLevel.OWNER,
     requiresApproval: true,
     summarizeArgs: (a) => clip(a.argv.map((s) => (/\s/.test(s) ? JSON.stringify(s) : s)).join(' '), 200),
-    run(tc, args) {
+    async run(tc, args) {
       const [program, ...rest] = args.argv as [string, ...string[]];
       if (!allow.has(program)) throw new ToolRefusedError(`"${clip(program, 100)}" is not in tools.shell.allow`);
       return new Promise((resolve, reject) => {
