@@ -95,6 +95,8 @@ export function parseRetryAfterMs(headers: HeaderSource | null | undefined, now:
   const value = header(headers, 'retry-after')?.trim();
   if (!value) return null;
   if (/^\d+(\.\d+)?$/.test(value)) return Math.round(Number(value) * 1000);
+  // HTTP dates always name a weekday and month; this keeps `-5` and other junk from parsing as a year.
+  if (!/[a-z]{3}/i.test(value)) return null;
   const date = Date.parse(value);
   if (Number.isNaN(date)) return null;
   return Math.max(0, date - now);
