@@ -36,6 +36,10 @@ export {
   systemLookup,
   MAX_REDIRECTS,
   type BuiltinToolDeps,
+  type HttpRequestToolOptions,
+  type WebSearchToolOptions,
+  type SendMessageToolOptions,
+  type ShellToolOptions,
   type AddressPolicy,
   type HostLookup,
 } from './builtin';
