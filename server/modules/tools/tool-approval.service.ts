@@ -1,14 +1,14 @@
 import { EventEmitter } from 'node:events';
 import { LessThanOrEqual } from 'typeorm';
 import type { Ctx } from '../../common/ctx';
-import { ConflictError, ForbiddenError, NotFoundError } from '../../common/errors';
+import { ConflictError, ForbiddenError, NotFoundError, UserInputError } from '../../common/errors';
 import { TrustLevel, trustAtLeast } from '../../common/trust';
 import type { Db } from '../../persistence/db';
 import type { AuditService } from '../audit';
 import { access } from '../users/access';
 import { effectiveMinTrust, type Tool } from './tool';
 import { ToolApproval, ToolApprovalStatus } from './tool-approval.entity';
-import { STATUS_OF_DECISION, type ToolApprovalDecision } from './tool-approval.types';
+import { parseToolApprovalDecision, STATUS_OF_DECISION, type ToolApprovalDecision } from './tool-approval.types';
 
 export interface ToolApprovalOptions {
   /** How long a request waits for a decision before it is EXPIRED (denied). The app passes `tools.approval_timeout_minutes` × 60 000. */
@@ -121,11 +121,16 @@ export class ToolApprovalService {
   }
 
   /**
-   * Decides a PENDING approval. FORBIDDEN below the decider level of the tool; CONFLICT when it was already
+   * Decides a PENDING approval (`decision` is also accepted as `allow_once`, `allow-always`, `deny`;
+   * anything else is BAD_USER_INPUT). FORBIDDEN below the decider level of the tool; CONFLICT when it was already
    * decided or has expired. Wakes up the waiting turn in this process at once (others see it on their next poll).
    */
   async decide(ctx: Ctx, id: string, decision: ToolApprovalDecision): Promise<ToolApproval> {
     access.requireTrust(ctx, TrustLevel.ADMIN, 'deciding tool approvals');
+    // Callers from chat may pass `allow_once` etc.; anything else is a user error, never a silent no-op.
+    const parsed = parseToolApprovalDecision(String(decision));
+    if (!parsed) throw new UserInputError(`decision must be ALLOW_ONCE, ALLOW_ALWAYS or DENY; got "${String(decision)}".`, 'decision');
+    decision = parsed;
     const status = STATUS_OF_DECISION[decision];
     // Checks run before the transaction, so a refusal never opens (and rolls back) one.
     const approval = await this.get(ctx, id);

@@ -147,6 +147,14 @@ describe('tool approvals', () => {
     await expect(f.approvals.decide(f.ctx(TrustLevel.OWNER), 'no-such-id', ToolApprovalDecision.DENY)).rejects.toMatchObject({ code: 'NOT_FOUND' });
   });
 
+  it('accepts chat spellings of a decision and rejects unknown ones', async () => {
+    const { approval } = await f.approvals.request(f.ctx(TrustLevel.MEMBER), { sessionId: 's', tool: 'guarded', args: {} });
+    await expect(f.approvals.decide(f.ctx(TrustLevel.ADMIN), approval.id, 'maybe' as ToolApprovalDecision)).rejects.toMatchObject({ code: 'BAD_USER_INPUT' });
+    expect((await f.approvals.get(f.systemCtx(), approval.id)).status).toBe(ToolApprovalStatus.PENDING);
+    const decided = await f.approvals.decide(f.ctx(TrustLevel.ADMIN), approval.id, 'allow_once' as ToolApprovalDecision);
+    expect(decided.status).toBe(ToolApprovalStatus.ALLOWED_ONCE);
+  });
+
   it('two concurrent deciders: exactly one wins, the other gets CONFLICT', async () => {
     const other = new ToolApprovalService(f.app.db, f.app.services.audit, f.registry, { timeoutMs: 60_000 });
     const { approval } = await f.approvals.request(f.ctx(TrustLevel.MEMBER), { sessionId: 's', tool: 'guarded', args: {} });
