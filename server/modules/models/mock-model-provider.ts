@@ -1,4 +1,5 @@
 import { createHash } from 'node:crypto';
+import { assertNever } from '../../common/assert-never';
 import { ContextLengthError, ModelAbortError, ModelApiError, ModelTransportError } from './model.errors';
 import type { ChatMessage, ChatOptions, ChatRequest, ChatResult, EmbedOptions, ModelProvider, ToolCall, Usage } from './model-provider';
 import { estimateMessages, estimateTokens, estimateTools } from './token-estimator';
@@ -210,10 +211,8 @@ export class MockModelProvider implements ModelProvider {
         return new ContextLengthError(`Mock provider: the prompt exceeds the context length.`, { ...context, status: 400, providerCode: 'context_length_exceeded' });
       case 'transport':
         return new ModelTransportError(`Mock provider: connection refused.`, context);
-      default: {
-        const never: never = error;
-        return new Error(`Unknown mock error ${String(never)}`);
-      }
+      default:
+        return assertNever(error, 'mock error kind');
     }
   }
 }

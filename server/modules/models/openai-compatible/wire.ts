@@ -5,6 +5,7 @@ import type {
   ChatCompletionMessageParam,
   ChatCompletionTool,
 } from 'openai/resources/chat/completions';
+import { assertNever } from '../../../common/assert-never';
 import type { ChatMessage, ChatRequest, ContentPart, ToolCall, ToolSpec, Usage } from '../model-provider';
 
 // === Wire format of OpenAI-compatible servers (mechanical mapping; STYLE §6.18 exempt)
@@ -105,10 +106,8 @@ export function toWireMessages(messages: readonly ChatMessage[], caps: WireCapab
         }
         return { role: 'tool', tool_call_id: m.toolCallId ?? '', content: text };
       }
-      default: {
-        const never: never = m.role;
-        throw new Error(`Unknown chat role ${String(never)}`);
-      }
+      default:
+        return assertNever(m.role, 'chat role');
     }
   });
 }
