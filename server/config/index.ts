@@ -1,2 +1,3 @@
 export { appConfigSchema, type AppConfig, type ProviderConfig, type RouteConfig } from './app-config.schema';
 export { loadConfig, defaultConfig, configFilePath, formatConfigIssues } from './load-config';
+export { renderConfigExample, CONFIG_EXAMPLE_FILE } from './config-example';
