@@ -19,7 +19,7 @@ export default tseslint.config(
   {
     // Layering (DESIGN §9): server/ never imports jobs/, except the composition root and the CLI.
     files: ['server/**/*.ts'],
-    ignores: ['server/app.ts', 'server/cli/**'],
+    ignores: ['server/app.ts', 'server/composition/**', 'server/cli/**'],
     rules: {
       'no-restricted-imports': ['error', { patterns: [{ group: ['**/jobs/**', '**/jobs'], message: 'Only the composition root imports jobs/; declare a port next to the service instead.' }] }],
     },

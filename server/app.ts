@@ -26,6 +26,9 @@ import { ApiTokenResolver } from './graphql/resolvers/api-token.resolver';
 import { MemoryResolver } from './graphql/resolvers/memory.resolver';
 import { SessionResolver } from './graphql/resolvers/session.resolver';
 import { UserResolver } from './graphql/resolvers/user.resolver';
+import { ChatResolver } from './graphql/resolvers/chat.resolver';
+import { ToolResolver } from './graphql/resolvers/tool.resolver';
+import { ChatRuntime } from './composition/chat-runtime';
 import { startHttpServer, type RunningHttpServer } from './http/http-server';
 
 export interface AppOptions {
@@ -62,6 +65,8 @@ export class App {
     readonly db: Db,
     readonly redis: RedisConnections | null,
     readonly services: Services,
+    /** Queues, agent, pipeline and channels; null when the app runs without Redis (DB-only CLI commands). */
+    readonly chat: ChatRuntime | null,
     readonly appliedMigrations: string[],
     private readonly stack: DisposableStack,
   ) {}
@@ -110,7 +115,23 @@ export class App {
         plugins: new PluginSettingService(db, audit),
         ownerBootstrap: new OwnerBootstrap(users, tokens, config.data_dir),
       };
-      return new App(config, logger, redactor, dataSource, db, redis, services, applied, stack);
+      let chat: ChatRuntime | null = null;
+      if (redis) {
+        chat = await ChatRuntime.create({
+          config,
+          logger,
+          redactor,
+          db,
+          redis,
+          users,
+          sessions: services.sessions,
+          audit,
+          plugins: services.plugins,
+        });
+        const runtime = chat;
+        stack.add('chat runtime', () => runtime.dispose());
+      }
+      return new App(config, logger, redactor, dataSource, db, redis, services, chat, applied, stack);
     } catch (err) {
       await stack.dispose(() => undefined);
       throw err;
@@ -141,7 +162,12 @@ export class App {
       [MemoryResolver, new MemoryResolver(s.memories, pageSize)],
       [AdminResolver, new AdminResolver(s.plugins, s.audit, pageSize)],
     ]);
-    const schema = await buildAppSchema(registry);
+    const chat = this.chat;
+    if (chat) {
+      registry.set(ChatResolver, new ChatResolver(chat.web, s.sessions, chat.lifecycle, chat.turnQueue, chat.events, chat.usage));
+      registry.set(ToolResolver, new ToolResolver(chat.tools.registry, chat.tools.approvals));
+    }
+    const schema = await buildAppSchema(registry, undefined);
     const explorer = this.config.server.explorer && process.env.NODE_ENV !== 'production';
     this.http = await startHttpServer({
       host: this.config.server.host,
@@ -151,12 +177,31 @@ export class App {
       schema,
       limits: createQueryLimits(this.config.graphql),
       logger: this.logger.child({ module: 'http' }),
-      contextFor: createContextFactory({ tokens: s.tokens, users: s.users, logger: this.logger }),
+      contextFor: createContextFactory({
+        tokens: s.tokens,
+        users: s.users,
+        logger: this.logger,
+        streams: chat
+          ? {
+              sessionEvents: async (ctx, sessionId, afterSeq) => {
+                await s.sessions.getVisible(ctx, sessionId);
+                return chat.events.subscribe(sessionId, afterSeq);
+              },
+            }
+          : undefined,
+      }),
       readiness: () => this.readiness(),
     });
     this.stack.add('http server', () => this.http?.close());
     this.logger.info({ url: `${this.http.url}/graphql`, explorer }, `Muninn is listening on ${this.http.url}/graphql`);
     return this.http.url;
+  }
+
+  /** Runs the queue workers (turns, model calls, deliveries) in this process. */
+  async startWorkers(): Promise<void> {
+    if (!this.chat) throw new Error('Workers need Redis');
+    await this.chat.startWorkers();
+    this.logger.info('workers started');
   }
 
   /** Database and Redis checks for /readyz and doctor. */

@@ -4,6 +4,17 @@ import { z } from 'zod';
 // Every key has a default and a description; `muninn.example.json` is generated from these defaults
 // (`npm run config:example`) and a test fails when it drifts. Keys are snake_case as in DESIGN.md.
 
+const queues = z
+  .object({
+    turn_concurrency: z.number().int().min(1).default(8).describe('Sessions whose turns run at once in one worker process.'),
+    turn_lock_ms: z.number().int().min(1000).default(30000).describe('Lock of a session being answered; renewed while the turn runs, freed when a worker dies.'),
+    stalled_interval_ms: z.number().int().min(1000).default(30000).describe('How often workers look for jobs of dead workers to run again.'),
+    outbound_concurrency: z.number().int().min(1).default(4).describe('Deliveries at once per worker process (one chat is always served in order).'),
+    outbound_attempts: z.number().int().min(1).default(8).describe('Delivery attempts of one reply before it is given up (with back-off).'),
+  })
+  .strict()
+  .prefault({});
+
 const trustLevel = z.enum(['BLOCKED', 'GUEST', 'MEMBER', 'TRUSTED', 'ADMIN', 'OWNER']);
 const dmPolicy = z.enum(['pairing', 'open', 'allowlist', 'disabled']);
 const groupPolicy = z.enum(['allowlist', 'open', 'disabled']);
@@ -199,6 +210,7 @@ export const appConfigSchema = z
     graphql,
     database,
     redis,
+    queues,
     log,
     ai,
     session,

@@ -1,5 +1,6 @@
 import 'reflect-metadata';
 import type { GraphQLSchema } from 'graphql';
+import { createPubSub } from '@graphql-yoga/subscription';
 import { buildSchema, type ContainerType, type PubSub } from 'type-graphql';
 import { authChecker } from './auth-checker';
 import { AdminResolver } from './resolvers/admin.resolver';
@@ -7,9 +8,11 @@ import { ApiTokenResolver } from './resolvers/api-token.resolver';
 import { MemoryResolver } from './resolvers/memory.resolver';
 import { SessionResolver } from './resolvers/session.resolver';
 import { UserResolver } from './resolvers/user.resolver';
+import { ChatResolver } from './resolvers/chat.resolver';
+import { ToolResolver } from './resolvers/tool.resolver';
 
 /** Every resolver class, in a fixed order so the emitted SDL is stable. */
-export const RESOLVERS = [UserResolver, ApiTokenResolver, SessionResolver, MemoryResolver, AdminResolver] as const;
+export const RESOLVERS = [UserResolver, ApiTokenResolver, SessionResolver, MemoryResolver, AdminResolver, ChatResolver, ToolResolver] as const;
 
 /** Resolver instances by class; the composition root fills it. */
 export type ResolverRegistry = Map<Function, object>;
@@ -32,6 +35,8 @@ export function buildAppSchema(registry: ResolverRegistry | null, pubSub?: PubSu
     authChecker,
     authMode: 'error',
     validate: { forbidUnknownValues: false },
-    pubSub,
+    // Session events use their own Redis-backed source (a `subscribe` function); type-graphql still
+    // requires a PubSub, which serves topic-based subscriptions only.
+    pubSub: pubSub ?? createPubSub(),
   });
 }

@@ -2,7 +2,7 @@ import { Ctx } from '../common/ctx';
 import type { Logger } from '../common/logger';
 import type { ApiTokenService } from '../modules/auth';
 import type { UserService } from '../modules/users';
-import { createLoaders, type GraphQLContext } from './context';
+import { createLoaders, type GraphQLContext, type GraphQLStreams } from './context';
 
 /** Extracts the token from `Bearer <token>` (or a bare token, for graphql-ws connection params). */
 export function parseAuthorization(value: string | undefined): string | null {
@@ -14,7 +14,7 @@ export function parseAuthorization(value: string | undefined): string | null {
 }
 
 /** Builds a GraphQL context: verifies the token and makes a Ctx for its user, or an anonymous one. */
-export function createContextFactory(deps: { tokens: ApiTokenService; users: UserService; logger: Logger }) {
+export function createContextFactory(deps: { tokens: ApiTokenService; users: UserService; logger: Logger; streams?: GraphQLStreams }) {
   return async (authorization: string | undefined): Promise<GraphQLContext> => {
     const base: Ctx = new Ctx({ actor: { kind: 'anonymous' }, logger: deps.logger, channel: 'graphql' });
     const token = parseAuthorization(authorization);
@@ -35,6 +35,6 @@ export function createContextFactory(deps: { tokens: ApiTokenService; users: Use
         authError = 'The API token is unknown or revoked.';
       }
     }
-    return { ctx, loaders: createLoaders(ctx, deps.users), authError };
+    return { ctx, loaders: createLoaders(ctx, deps.users), authError, streams: deps.streams };
   };
 }

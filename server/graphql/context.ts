@@ -8,8 +8,15 @@ export interface Loaders {
   userById: DataLoader<string, User | null>;
 }
 
+/** Subscription sources; a subscription's `subscribe` function has no resolver instance to call. */
+export interface GraphQLStreams {
+  /** Checks that the actor may read the session, then yields its events after `afterSeq`. */
+  sessionEvents(ctx: Ctx, sessionId: string, afterSeq: number): Promise<AsyncIterable<unknown>>;
+}
+
 /** What every resolver receives. */
 export interface GraphQLContext {
+  streams?: GraphQLStreams;
   ctx: Ctx;
   loaders: Loaders;
   /** Why authentication failed, when a token was sent but not accepted. */

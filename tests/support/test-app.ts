@@ -16,6 +16,8 @@ export interface TestAppOptions {
   keepData?: boolean;
   /** Extra env for config loading. */
   env?: NodeJS.ProcessEnv;
+  /** Run the queue workers in the test process too. @default true */
+  workers?: boolean;
 }
 
 export interface TestApp {
@@ -60,6 +62,7 @@ export async function startTestApp(options: TestAppOptions = {}): Promise<TestAp
   const logs = new LogCapture();
   const app = await App.create({ config, logDestination: logs });
   const url = await app.listen();
+  if (options.workers !== false && app.chat) await app.startWorkers();
   const ownerToken = readFileSync(path.join(dataDir, 'owner.token'), 'utf8').trim();
   return {
     app,

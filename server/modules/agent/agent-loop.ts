@@ -80,6 +80,8 @@ export class AgentLoop implements TurnRunner {
     } catch (err) {
       if (signal.aborted || err instanceof TurnAbortedError) {
         const reason = signal.reason instanceof TurnAbortedError ? signal.reason.reason : 'stopped';
+        // On shutdown the turn stays PROCESSING and is answered again after the restart.
+        if (reason === TurnAbortedError.SHUTDOWN) throw err;
         await this.deps.db.repo(jobCtx, Message).update({ id: In(batch.map((m) => m.id)) }, { status: MessageStatus.CANCELLED });
         await events.publish(session.id, { type: 'Notice', level: 'info', text: `Turn stopped (${reason}).` });
         await events.publish(session.id, { type: 'TurnFinished', turnId, status: 'cancelled', replyMessageId: null });
@@ -165,7 +167,7 @@ export class AgentLoop implements TurnRunner {
           onStart: (call) =>
             void events.publish(session.id, { type: 'ToolCallEvent', turnId, callId: call.id, tool: call.name, phase: 'started' }),
           onEnd: (o) =>
-            void events.publish(session.id, { type: 'ToolCallEvent', turnId, callId: o.id, tool: o.name, phase: 'finished', status: o.status, summary: o.output.slice(0, 200) }),
+            void events.publish(session.id, { type: 'ToolCallEvent', turnId, callId: o.id, tool: o.name, phase: 'finished', outcome: o.status, summary: o.output.slice(0, 200) }),
         },
       );
       for (const o of outcomes) {
@@ -262,7 +264,7 @@ export class AgentLoop implements TurnRunner {
       await this.deps.lifecycle.recordActivity(tx, session.id, { messages: batch.length + 1, ...usage });
       return saved;
     });
-    await events.publish(session.id, { type: 'MessageAdded', messageId: reply.id, role: reply.role, content: reply.content, turnId });
+    await events.publish(session.id, { type: 'MessageAdded', messageId: reply.id, role: reply.role, content: reply.content });
     if (session.chatId && session.channel !== 'web') {
       await this.deps.outbound.deliver(ctx, { sessionId: session.id, channel: session.channel, chatId: session.chatId, messageId: reply.id, text });
     }

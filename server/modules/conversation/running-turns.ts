@@ -3,16 +3,16 @@
  * `interrupt` message, possibly sent to another process) can reach the right AbortController.
  */
 export class RunningTurns {
-  private readonly running = new Map<string, { turnId: string; controller: AbortController }>();
+  private readonly running = new Map<string, { turnId: string; lastMessageId: string; controller: AbortController }>();
 
-  /** Registers a turn; its controller follows `parent` (the job's signal). */
-  begin(sessionId: string, turnId: string, parent?: AbortSignal): AbortController {
+  /** Registers a turn answering messages up to `lastMessageId`; its controller follows `parent` (the job's signal). */
+  begin(sessionId: string, turnId: string, lastMessageId: string, parent?: AbortSignal): AbortController {
     const controller = new AbortController();
     if (parent) {
       if (parent.aborted) controller.abort(parent.reason);
       else parent.addEventListener('abort', () => controller.abort(parent.reason), { once: true });
     }
-    this.running.set(sessionId, { turnId, controller });
+    this.running.set(sessionId, { turnId, lastMessageId, controller });
     return controller;
   }
 
@@ -20,12 +20,21 @@ export class RunningTurns {
     if (this.running.get(sessionId)?.turnId === turnId) this.running.delete(sessionId);
   }
 
-  /** Aborts the session's running turn in this process; true when there was one. */
-  abort(sessionId: string, reason: string): boolean {
+  /**
+   * Aborts the session's running turn in this process; true when there was one. With `beforeMessageId`
+   * (interrupt mode) only a turn for older messages is aborted, never the one answering that message.
+   */
+  abort(sessionId: string, reason: string, beforeMessageId?: string): boolean {
     const entry = this.running.get(sessionId);
     if (!entry) return false;
+    if (beforeMessageId && entry.lastMessageId >= beforeMessageId) return false;
     entry.controller.abort(new TurnAbortedError(reason));
     return true;
+  }
+
+  /** Aborts every running turn (process shutdown); their messages stay pending for the next worker. */
+  abortAll(reason: string): void {
+    for (const entry of this.running.values()) entry.controller.abort(new TurnAbortedError(reason));
   }
 
   get size(): number {
@@ -35,6 +44,9 @@ export class RunningTurns {
 
 /** The reason a turn was aborted: `/stop`, `stopTurn`, a newer message in `interrupt` mode, shutdown. */
 export class TurnAbortedError extends Error {
+  /** Reason used on shutdown: the turn is left pending and answered again after the restart. */
+  static readonly SHUTDOWN = 'shutdown';
+
   constructor(readonly reason: string) {
     super(`Turn aborted: ${reason}`);
     this.name = 'TurnAbortedError';

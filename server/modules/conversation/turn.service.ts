@@ -1,11 +1,12 @@
 import { In } from 'typeorm';
-import type { Ctx } from '../../common/ctx';
+import { Ctx } from '../../common/ctx';
+import type { Logger } from '../../common/logger';
 import { newId } from '../../common/ids';
 import type { Db } from '../../persistence/db';
 import type { SessionEventPublisher } from '../events';
 import { Image } from '../sessions/image.entity';
 import { Message } from '../sessions/message.entity';
-import type { Session } from '../sessions/session.entity';
+import { Session } from '../sessions/session.entity';
 import { MessageRole, MessageStatus } from '../sessions/session.types';
 import type { RunningTurns } from './running-turns';
 import type { TurnScheduler } from './turn-scheduler';
@@ -85,8 +86,8 @@ export class TurnService {
       throw err;
     }
     await this.events.publish(session.id, { type: 'MessageAdded', messageId: message.id, role: message.role, content: message.content });
-    if (this.queueMode() === 'interrupt') await this.scheduler.requestAbort(session.id, 'a newer message arrived');
-    await this.scheduler.schedule(session.id);
+    if (this.queueMode() === 'interrupt') await this.scheduler.requestAbort(session.id, 'a newer message arrived', message.id);
+    await this.scheduler.schedule(session.id, message.id);
     return { messageId: message.id, sessionId: session.id, status: message.status, duplicate: false };
   }
 
@@ -96,6 +97,25 @@ export class TurnService {
       where: { sessionId, role: MessageRole.USER, status: In([MessageStatus.QUEUED, MessageStatus.PROCESSING]) },
       order: { id: 'ASC' },
     });
+  }
+
+  /** Schedules every session that still has pending messages (worker start, after a crash). */
+  async recoverPending(logger: Logger): Promise<number> {
+    const rows = await this.db
+      .repo(Ctx.system(logger, 'recover'), Message)
+      .createQueryBuilder('m')
+      .select('DISTINCT m.sessionId', 'sessionId')
+      .where('m.role = :role AND m.status IN (:...statuses)', { role: MessageRole.USER, statuses: [MessageStatus.QUEUED, MessageStatus.PROCESSING] })
+      .getRawMany<{ sessionId: string }>();
+    for (const { sessionId } of rows) await this.scheduler.schedule(sessionId, 'recover');
+    if (rows.length) logger.info({ sessions: rows.length }, 'rescheduled sessions with pending messages');
+    return rows.length;
+  }
+
+  /** Drains a session by id; a session that no longer exists has nothing to drain. */
+  async drainSession(ctx: Ctx, sessionId: string, runner: TurnRunner, signal: AbortSignal): Promise<number> {
+    const session = await this.db.repo(ctx, Session).findOneBy({ id: sessionId });
+    return session ? this.drain(ctx, session, runner, signal) : 0;
   }
 
   /**
@@ -110,7 +130,7 @@ export class TurnService {
       const batch = this.queueMode() === 'collect' ? pending : [pending[0]!];
       const turnId = newId();
       await this.db.repo(ctx, Message).update({ id: In(batch.map((m) => m.id)) }, { status: MessageStatus.PROCESSING, turnId });
-      const controller = this.running.begin(session.id, turnId, signal);
+      const controller = this.running.begin(session.id, turnId, batch[batch.length - 1]!.id, signal);
       try {
         await runner.runTurn(ctx, session, batch, turnId, controller.signal);
       } finally {

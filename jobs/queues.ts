@@ -1,0 +1,30 @@
+import type { SerializedCtx } from '../server/common/ctx';
+import type { ModelCallInput } from '../server/modules/agent/model-caller';
+import type { ChatResult } from '../server/modules/models/model-provider';
+
+/** Queue names (BullMQ). Model calls get one queue per provider: `model-calls.<provider>`. */
+export const QUEUES = {
+  turns: 'turns',
+  outbound: 'outbound',
+  modelCalls: (provider: string) => `model-calls.${provider}`,
+} as const;
+
+/** Job names and their typed payloads and results. */
+export interface JobMap {
+  'turn.drain': { data: { sessionId: string; messageId: string }; result: { turns: number } };
+  'model.call': {
+    data: { ctx: SerializedCtx; input: ModelCallInput; provider: string; model: string };
+    result: ChatResult;
+  };
+  'outbound.deliver': {
+    data: { ctx: SerializedCtx; channel: string; chatId: string; key: string; chunks: string[] };
+    result: { sent: number; skipped: number };
+  };
+}
+
+export type JobName = keyof JobMap;
+export type JobData<N extends JobName> = JobMap[N]['data'];
+export type JobResult<N extends JobName> = JobMap[N]['result'];
+
+/** BullMQ priorities: lower runs first. */
+export const PRIORITY = { interactive: 1, heartbeat: 5, summarizer: 10 } as const;

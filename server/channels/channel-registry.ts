@@ -1,0 +1,76 @@
+import type { Logger } from '../common/logger';
+import type { ChannelStatus, ChannelTransport, InboundSink } from './channel.types';
+
+/**
+ * The channel transports of this process (Telegram, WhatsApp, …), started and stopped together. The
+ * outbound worker finds a chat's transport here.
+ */
+export class ChannelRegistry {
+  private readonly transports = new Map<string, ChannelTransport>();
+  private readonly started = new Set<string>();
+  private readonly listeners = new Set<(status: ChannelStatus) => void>();
+
+  constructor(private readonly logger: Logger) {}
+
+  register(transport: ChannelTransport): void {
+    this.transports.set(transport.channel, transport);
+  }
+
+  get(channel: string): ChannelTransport | null {
+    return this.transports.get(channel) ?? null;
+  }
+
+  all(): ChannelTransport[] {
+    return [...this.transports.values()];
+  }
+
+  statuses(): ChannelStatus[] {
+    return this.all().map((t) => t.status());
+  }
+
+  /** Listeners are told whenever a channel's status changes (channelStatus subscription). */
+  onStatus(fn: (status: ChannelStatus) => void): () => void {
+    this.listeners.add(fn);
+    return () => this.listeners.delete(fn);
+  }
+
+  emitStatus(status: ChannelStatus): void {
+    for (const fn of this.listeners) fn(status);
+  }
+
+  async start(channel: string, sink: InboundSink): Promise<void> {
+    const t = this.transports.get(channel);
+    if (!t || this.started.has(channel)) return;
+    this.started.add(channel);
+    try {
+      await t.start(sink);
+      this.logger.info({ channel }, 'channel started');
+    } catch (err) {
+      this.started.delete(channel);
+      this.logger.error({ err, channel }, 'channel failed to start');
+    }
+    this.emitStatus(t.status());
+  }
+
+  async stop(channel: string): Promise<void> {
+    const t = this.transports.get(channel);
+    if (!t || !this.started.has(channel)) return;
+    this.started.delete(channel);
+    await t.stop();
+    this.emitStatus(t.status());
+  }
+
+  isStarted(channel: string): boolean {
+    return this.started.has(channel);
+  }
+
+  async stopAll(): Promise<void> {
+    for (const channel of [...this.started]) {
+      try {
+        await this.stop(channel);
+      } catch (err) {
+        this.logger.warn({ err, channel }, 'channel did not stop cleanly');
+      }
+    }
+  }
+}

@@ -1,0 +1,73 @@
+import type { Ctx } from '../../common/ctx';
+import { ConflictError, ForbiddenError, UserInputError } from '../../common/errors';
+import type { InboundImage } from '../../modules/conversation';
+import { SessionStatus, type Session, type SessionService } from '../../modules/sessions';
+import type { UserService } from '../../modules/users';
+import type { InboundPipeline } from '../inbound-pipeline';
+
+export const MAX_TEXT_CHARS = 32_000;
+export const MAX_IMAGE_BYTES = 5 * 1024 * 1024;
+const IMAGE_TYPES = ['image/png', 'image/jpeg', 'image/webp', 'image/gif'];
+
+export interface WebSendInput {
+  sessionId?: string | null;
+  text: string;
+  images?: InboundImage[] | null;
+}
+
+export interface WebSendResult {
+  sessionId: string;
+  messageId: string | null;
+  status: string;
+  duplicate: boolean;
+  reply: string | null;
+}
+
+/**
+ * The web channel: `sendMessage` from GraphQL (and the TUI, which uses the same API with channel `tui`)
+ * goes through the same inbound pipeline as the chat bots, as the token's user.
+ */
+export class WebChannel {
+  constructor(
+    private readonly pipeline: InboundPipeline,
+    private readonly users: UserService,
+    private readonly sessions: SessionService,
+  ) {}
+
+  async send(ctx: Ctx, input: WebSendInput, channel: 'web' | 'tui' = 'web'): Promise<WebSendResult> {
+    const userId = ctx.userId;
+    if (!userId) throw new ForbiddenError('Only users can chat.');
+    const text = input.text ?? '';
+    if (text.length > MAX_TEXT_CHARS) throw new UserInputError(`text must be at most ${MAX_TEXT_CHARS} characters.`, 'text');
+    const images = (input.images ?? []).map((img, i) => checkImage(img, i));
+    if (!text.trim() && !images.length) throw new UserInputError('text must not be empty.', 'text');
+    const user = await this.users.get(ctx, userId);
+    let session: Session | null = null;
+    if (input.sessionId) {
+      session = await this.sessions.getVisible(ctx, input.sessionId);
+      if (session.userId !== userId) throw new ForbiddenError('You can only chat in your own sessions.');
+      if (session.status !== SessionStatus.ACTIVE) throw new ConflictError('This session is archived; send without sessionId to use your active session.');
+    }
+    const result = await this.pipeline.handle(
+      { channel, chatId: `${channel}:${userId}`, chatKind: 'dm', sender: { handle: userId, displayName: user.displayName }, text, images },
+      { user, session },
+    );
+    const sessionId = result.session?.id ?? session?.id;
+    if (!sessionId) throw new ForbiddenError(result.replies[0] ?? `Your message was not accepted (${result.dropped ?? 'refused'}).`);
+    return {
+      sessionId,
+      messageId: result.ticket?.messageId ?? null,
+      status: result.ticket?.status ?? 'DONE',
+      duplicate: result.ticket?.duplicate ?? false,
+      reply: result.replies.join('\n\n') || null,
+    };
+  }
+}
+
+function checkImage(img: InboundImage, index: number): InboundImage {
+  const field = `images.${index}`;
+  if (!IMAGE_TYPES.includes(img.mimeType)) throw new UserInputError(`${field}.mimeType must be one of ${IMAGE_TYPES.join(', ')}.`, `${field}.mimeType`);
+  if (!/^[A-Za-z0-9+/=\s]+$/.test(img.dataBase64)) throw new UserInputError(`${field}.dataBase64 is not base64.`, `${field}.dataBase64`);
+  if ((img.dataBase64.length * 3) / 4 > MAX_IMAGE_BYTES) throw new UserInputError(`${field} is larger than ${MAX_IMAGE_BYTES / 1024 / 1024} MiB.`, `${field}.dataBase64`);
+  return { mimeType: img.mimeType, dataBase64: img.dataBase64.replace(/\s+/g, '') };
+}

@@ -1,0 +1,74 @@
+import { randomUUID } from 'node:crypto';
+import type { AppConfig } from '../config';
+import type { Db } from '../persistence/db';
+import type { NoticeSender } from '../channels/direct-replier';
+import type { AgentTools } from '../modules/agent/agent.ports';
+import type { AuditService } from '../modules/audit';
+import type { CommandApprovals, CommandTools } from '../modules/commands';
+import type { SessionEventPublisher } from '../modules/events';
+import type { PluginSettingService } from '../modules/plugins';
+import { createBuiltinTools, ToolApprovalDecision, ToolApprovalService, ToolPipeline, ToolRegistry, type MessageSender } from '../modules/tools';
+import type { UserService } from '../modules/users';
+
+export interface ToolLayerDeps {
+  config: AppConfig;
+  db: Db;
+  audit: AuditService;
+  plugins: PluginSettingService;
+  users: UserService;
+  events: SessionEventPublisher;
+  notices: NoticeSender;
+}
+
+export interface ToolLayer {
+  registry: ToolRegistry;
+  pipeline: ToolPipeline;
+  approvals: ToolApprovalService;
+  /** What the agent and the slash commands use. */
+  agentTools: AgentTools & CommandTools;
+  commandApprovals: CommandApprovals;
+}
+
+/**
+ * Builds the tool registry with the built-in tools of this config, the pipeline that runs calls (trust
+ * and activation re-checked there) and approvals; a paused call is announced in its session and, on
+ * platform channels, in the chat.
+ */
+export function createToolLayer(deps: ToolLayerDeps): ToolLayer {
+  const { config, events, notices } = deps;
+  const registry = new ToolRegistry(deps.plugins);
+  const sender: MessageSender = {
+    send: (ctx, target, text) => notices.notify(ctx, { ...target, key: `send_message:${randomUUID()}` }, text),
+  };
+  for (const tool of createBuiltinTools({ tools: config.tools, users: deps.users, messageSender: sender })) registry.register(tool);
+  const approvals = new ToolApprovalService(deps.db, deps.audit, registry, { timeoutMs: config.tools.approval_timeout_minutes * 60_000 });
+  const pipeline = new ToolPipeline(
+    { registry, approvals, audit: deps.audit },
+    { timeoutMs: config.tools.timeout_ms, maxOutputChars: config.tools.max_output_chars, maxParallel: config.tools.max_parallel },
+  );
+  const agentTools: AgentTools & CommandTools = {
+    specsFor: (ctx, channel) => registry.specsFor(ctx, channel),
+    describeFor: (ctx, channel) => registry.describeFor(ctx, channel),
+    runAll: (tc, calls, hooks) =>
+      pipeline.runAll(tc, calls, {
+        onStart: hooks?.onStart,
+        onEnd: hooks?.onEnd,
+        onApprovalRequested: async (approval, call) => {
+          const text = `Approval needed for ${call.name}: /approve ${approval.id} allow_once|allow_always|deny (an OWNER${
+            approval.tool === 'shell' ? '' : ' or ADMIN'
+          } decides; denied after ${config.tools.approval_timeout_minutes} minutes).`;
+          await events.publish(tc.sessionId, { type: 'Notice', level: 'warn', text });
+          if (tc.chatId && tc.channel !== 'web' && tc.channel !== 'tui') {
+            await notices.notify(tc.ctx, { channel: tc.channel, chatId: tc.chatId, key: `approval:${approval.id}` }, text);
+          }
+        },
+      }),
+  };
+  const commandApprovals: CommandApprovals = {
+    decide: async (ctx, id, decision) => {
+      const approval = await approvals.decide(ctx, id, decision as ToolApprovalDecision);
+      return { status: approval.status, tool: approval.tool };
+    },
+  };
+  return { registry, pipeline, approvals, agentTools, commandApprovals };
+}

@@ -1,0 +1,158 @@
+import { Arg, Authorized, Ctx as GqlCtx, Field, ID, InputType, Int, Mutation, ObjectType, Query, Resolver, Root, Subscription, registerEnumType } from 'type-graphql';
+import { MaxLength, ValidateNested } from 'class-validator';
+import { TrustLevel } from '../../common/trust';
+import type { WebChannel } from '../../channels/web/web-channel';
+import { MAX_TEXT_CHARS } from '../../channels/web/web-channel';
+import type { TurnScheduler } from '../../modules/conversation';
+import type { SessionEvent, SessionEventPublisher } from '../../modules/events';
+import { Session, SessionLifecycleService, SessionService, SessionStatus } from '../../modules/sessions';
+import { ConflictError } from '../../common/errors';
+import type { UsageGroupBy, UsageService } from '../../modules/usage';
+import type { GraphQLContext } from '../context';
+import { SessionEventUnion } from '../session-event.types';
+
+@InputType()
+class ImageInput {
+  @Field({ description: 'image/png, image/jpeg, image/webp or image/gif' })
+  @MaxLength(100)
+  mimeType!: string;
+
+  @Field({ description: 'Base64 of the image bytes (at most 5 MiB).' })
+  dataBase64!: string;
+}
+
+@InputType()
+class SendMessageInput {
+  @Field(() => ID, { nullable: true, description: 'One of your ACTIVE sessions; default your web session.' })
+  sessionId?: string | null;
+
+  @Field()
+  @MaxLength(MAX_TEXT_CHARS)
+  text!: string;
+
+  @Field(() => [ImageInput], { nullable: true })
+  @ValidateNested({ each: true })
+  images?: ImageInput[] | null;
+}
+
+@ObjectType({ description: 'A message handed to the assistant. Follow sessionEvents(sessionId) for the reply.' })
+class Turn {
+  @Field(() => ID)
+  sessionId!: string;
+
+  @Field(() => ID, { nullable: true, description: 'The stored message; null for slash commands.' })
+  messageId!: string | null;
+
+  @Field({ description: 'QUEUED while waiting for the assistant; DONE for commands answered at once.' })
+  status!: string;
+
+  @Field({ description: 'True when the same platform message was already received.' })
+  duplicate!: boolean;
+
+  @Field(() => String, { nullable: true, description: 'Immediate answer (slash commands).' })
+  reply!: string | null;
+}
+
+enum UsageGrouping {
+  USER = 'user',
+  SESSION = 'session',
+  MODEL = 'model',
+  DAY = 'day',
+}
+registerEnumType(UsageGrouping, { name: 'UsageGrouping' });
+
+@ObjectType()
+class UsageRow {
+  @Field({ description: 'User id, session id, provider/model or YYYY-MM-DD, per groupBy.' })
+  key!: string;
+
+  @Field(() => Int)
+  calls!: number;
+
+  @Field(() => Int)
+  inputTokens!: number;
+
+  @Field(() => Int)
+  outputTokens!: number;
+
+  @Field(() => Int)
+  cacheReadTokens!: number;
+
+  @Field(() => Int)
+  cacheWriteTokens!: number;
+
+  @Field({ description: 'Some counts were estimated, not reported by the provider.' })
+  estimated!: boolean;
+}
+
+interface SubscriptionArgs {
+  sessionId: string;
+  afterSeq?: number | null;
+}
+
+/** Chat over GraphQL: sendMessage, live replies, stopping and rotating sessions, usage. */
+@Resolver()
+export class ChatResolver {
+  constructor(
+    private readonly web: WebChannel,
+    private readonly sessionService: SessionService,
+    private readonly lifecycle: SessionLifecycleService,
+    private readonly scheduler: TurnScheduler,
+    private readonly events: SessionEventPublisher,
+    private readonly usageService: UsageService,
+  ) {}
+
+  @Authorized(TrustLevel.MEMBER)
+  @Mutation(() => Turn)
+  sendMessage(@Arg('input') input: SendMessageInput, @GqlCtx() { ctx }: GraphQLContext): Promise<Turn> {
+    return this.web.send(ctx, input);
+  }
+
+  @Authorized(TrustLevel.MEMBER)
+  @Mutation(() => Boolean, { description: 'Aborts the running turn of a session; false when none was running.' })
+  async stopTurn(@Arg('sessionId', () => ID) sessionId: string, @GqlCtx() { ctx }: GraphQLContext): Promise<boolean> {
+    await this.sessionService.getVisible(ctx, sessionId);
+    return this.scheduler.requestAbort(sessionId, 'stopTurn');
+  }
+
+  @Authorized(TrustLevel.MEMBER)
+  @Mutation(() => Session, { description: 'Archives the session and starts an empty one with the same key.' })
+  async newSession(@Arg('sessionId', () => ID) sessionId: string, @GqlCtx() { ctx }: GraphQLContext): Promise<Session> {
+    const session = await this.sessionService.getVisible(ctx, sessionId);
+    if (session.status !== SessionStatus.ACTIVE) throw new ConflictError('This session is already archived.');
+    await this.scheduler.requestAbort(sessionId, 'a new session was started');
+    const next = await this.lifecycle.rotate(ctx, session);
+    await this.events.publish(session.id, { type: 'SessionRotated', previousSessionId: session.id, newSessionId: next.id, reason: 'new' });
+    return next;
+  }
+
+  @Authorized(TrustLevel.MEMBER)
+  @Query(() => [UsageRow], { description: 'Token usage in [from, to): your own, or everyone\'s for ADMIN and above.' })
+  usage(
+    @Arg('from', () => Date) from: Date,
+    @Arg('to', () => Date) to: Date,
+    @Arg('groupBy', () => UsageGrouping, { defaultValue: UsageGrouping.DAY }) groupBy: UsageGrouping,
+    @Arg('userId', () => ID, { nullable: true }) userId: string | null,
+    @GqlCtx() { ctx }: GraphQLContext,
+  ): Promise<UsageRow[]> {
+    return this.usageService.summary(ctx, from, to, groupBy as UsageGroupBy, userId);
+  }
+
+  @Authorized(TrustLevel.MEMBER)
+  @Subscription(() => SessionEventUnion, {
+    description: 'Events of a session you may read: kept events after afterSeq first, then live ones.',
+    subscribe: ({ args, context }) => {
+      const { sessionId, afterSeq } = args as SubscriptionArgs;
+      const { ctx, streams } = context as GraphQLContext;
+      if (!streams) throw new Error('subscriptions are not available on this transport');
+      return streams.sessionEvents(ctx, sessionId, afterSeq ?? 0);
+    },
+  })
+  sessionEvents(
+    @Root() event: SessionEvent,
+    @Arg('sessionId', () => ID) _sessionId: string,
+    @Arg('afterSeq', () => Int, { nullable: true, description: 'Last seq you saw; 0 or null for everything kept.' }) _afterSeq: number | null,
+  ): SessionEvent {
+    return event;
+  }
+}
