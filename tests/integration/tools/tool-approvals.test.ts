@@ -63,9 +63,9 @@ describe('tool approvals', () => {
     const approval = d.requested[0]!;
     expect(approval).toMatchObject({ status: ToolApprovalStatus.PENDING, tool: 'guarded', userId: f.user(TrustLevel.TRUSTED).id, sessionId: 'session-1', turnId: 'turn-1', args: { note: 'one' } });
     expect(approval.expiresAt.getTime() - approval.createdAt.getTime()).toBeGreaterThanOrEqual(59_000);
-    // The in-process decision wakes the waiting call at once, well before the 500 ms poll.
+    // The in-process decision wakes the waiting call at once, long before the fixture's 5 s poll.
     expect(waited).toBeGreaterThanOrEqual(90);
-    expect(waited).toBeLessThan(450);
+    expect(waited).toBeLessThan(2000);
     const decided = await d.decisions[0]!;
     expect(decided).toMatchObject({ status: ToolApprovalStatus.ALLOWED_ONCE, decidedBy: f.user(TrustLevel.ADMIN).id });
     expect(guardedRuns).toBe(runsBefore + 1);

@@ -66,7 +66,8 @@ export class ToolsFixture {
     f.registry = new ToolRegistry(app.services.plugins);
     f.approvals = new ToolApprovalService(app.db, app.services.audit, f.registry, {
       timeoutMs: options.approvalTimeoutMs ?? 60_000,
-      pollIntervalMs: options.pollIntervalMs,
+      // Long by default: in-process decisions must wake waiters through the event, not the poll.
+      pollIntervalMs: options.pollIntervalMs ?? 5000,
     });
     const t = app.config.tools;
     f.pipeline = new ToolPipeline(
