@@ -60,6 +60,12 @@ export class ChannelRegistry {
     this.emitStatus(t.status());
   }
 
+  /** Shows or clears "typing…" in a chat; channels without the feature ignore it. */
+  async setTyping(channel: string, chatId: string, on: boolean): Promise<void> {
+    if (!this.started.has(channel)) return;
+    await this.transports.get(channel)?.setTyping?.(chatId, on);
+  }
+
   isStarted(channel: string): boolean {
     return this.started.has(channel);
   }

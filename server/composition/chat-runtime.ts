@@ -14,6 +14,8 @@ import { NO_EXCHANGE_LISTENER, NO_MEMORIES, NO_SKILLS } from '../modules/agent/a
 import type { AuditService } from '../modules/audit';
 import type { PluginSettingService } from '../modules/plugins';
 import { createToolLayer, type ToolLayer } from './tool-layer';
+import { createChannelTransports } from './channel-transports';
+import { createSenderPolicies } from './sender-policies';
 import { ModelCallExecutor } from '../modules/agent/model-call-executor';
 import { SlashCommandService } from '../modules/commands';
 import { RunningTurns, TurnService } from '../modules/conversation';
@@ -118,6 +120,7 @@ export class ChatRuntime {
         outbound,
         usage,
         exchange: NO_EXCHANGE_LISTENER,
+        presence: channels,
       },
       { systemPrompt: config.ai.system_prompt, maxIterations: config.ai.max_iterations, historyMessages: config.session.history_turns * 2, estimate: estimateMessages },
     );
@@ -131,7 +134,7 @@ export class ChatRuntime {
       tools: tools.agentTools,
       approvals: tools.commandApprovals,
     });
-    const policies = new Map<string, SenderPolicy>();
+    const policies = createSenderPolicies({ config, logger, db, users: deps.users, audit: deps.audit });
     const dedupe: Deduper = {
       seen: async (key) => (await main.set(`${prefix}:dedupe:${key}`, '1', 'EX', 86_400, 'NX')) !== 'OK',
     };
@@ -153,6 +156,9 @@ export class ChatRuntime {
     });
     const web = new WebChannel(pipeline, deps.users, deps.sessions);
     const runtime = new ChatRuntime(deps, router, events, lifecycle, usage, running, turnQueue, modelQueue, outbound, channels, tools, turns, agent, commands, pipeline, web, policies);
+    for (const transport of createChannelTransports({ config, logger, redactor: deps.redactor, onStatus: (t) => channels.emitStatus(t.status()) })) {
+      channels.register(transport);
+    }
     runtime.stack.add('model router', () => router.dispose());
     runtime.stack.add('queues', async () => {
       await turnQueue.close();
@@ -188,6 +194,9 @@ export class ChatRuntime {
     const stopOutbound = await this.outbound.startWorker(redis.create('worker-outbound'));
     this.stack.add('outbound worker', stopOutbound);
     this.stack.add('channels', () => this.channels.stopAll());
+    for (const transport of this.channels.all()) {
+      await this.channels.start(transport.channel, (message) => this.pipeline.handle(message).then(() => undefined));
+    }
     await this.turns.recoverPending(this.deps.logger);
   }
 

@@ -12,7 +12,7 @@ import type { SessionLifecycleService } from '../sessions/session-lifecycle.serv
 import { ChatKind, MessageRole, MessageStatus } from '../sessions/session.types';
 import type { TokenCounts, UsageService } from '../usage';
 import type { User, UserService } from '../users';
-import type { AgentTools, ExchangeListener, MemoryRecall, OutboundSender, SkillSource } from './agent.ports';
+import type { AgentTools, ChatPresence, ExchangeListener, MemoryRecall, OutboundSender, SkillSource } from './agent.ports';
 import { loadHistory } from './history';
 import type { ModelCaller } from './model-caller';
 import { buildPrompt } from './prompt-builder';
@@ -38,6 +38,7 @@ export interface AgentLoopDeps {
   outbound: OutboundSender;
   usage: UsageService;
   exchange: ExchangeListener;
+  presence: ChatPresence;
 }
 
 const ZERO: TokenCounts = { inputTokens: 0, outputTokens: 0, cacheReadTokens: 0, cacheWriteTokens: 0, estimated: false };
@@ -70,6 +71,9 @@ export class AgentLoop implements TurnRunner {
     const sender = last.userId ? await this.deps.users.findOne(jobCtx, last.userId) : null;
     const ctx = this.senderCtx(jobCtx, sender, session);
     await events.publish(session.id, { type: 'TurnStarted', turnId, messageIds: batch.map((m) => m.id) });
+    const typing = (on: boolean) =>
+      session.chatId ? this.deps.presence.setTyping(session.channel, session.chatId, on).catch(() => undefined) : Promise.resolve();
+    await typing(true);
     let usage: TokenCounts = { ...ZERO };
     try {
       const { text, usage: used } = await this.think(ctx, session, batch, turnId, signal, sender);
@@ -91,6 +95,8 @@ export class AgentLoop implements TurnRunner {
       ctx.logger.warn({ err, sessionId: session.id, turnId }, 'turn failed');
       const reply = await this.finish(ctx, session, batch, turnId, problem, usage, MessageStatus.FAILED);
       await events.publish(session.id, { type: 'TurnFinished', turnId, status: 'failed', replyMessageId: reply.id, error: problem });
+    } finally {
+      await typing(false);
     }
   }
 

@@ -70,6 +70,11 @@ export interface ExchangeListener {
   afterExchange(ctx: Ctx, session: Session, exchange: { userMessageIds: string[]; replyMessageId: string }): Promise<void>;
 }
 
+/** Port: shows "typing…" in the chat while a turn runs (platform channels). */
+export interface ChatPresence {
+  setTyping(channel: string, chatId: string, on: boolean): Promise<void>;
+}
+
 export const NO_MEMORIES: MemoryRecall = { recall: async () => [] };
 export const NO_SKILLS: SkillSource = { skillsFor: async () => [] };
 export const NO_EXCHANGE_LISTENER: ExchangeListener = { afterExchange: async () => undefined };

@@ -1,0 +1,21 @@
+import type { AppConfig } from '../config';
+import type { Logger } from '../common/logger';
+import type { SecretRedactor } from '../common/secret-redactor';
+import type { ChannelTransport } from '../channels/channel.types';
+
+export interface ChannelTransportDeps {
+  config: AppConfig;
+  logger: Logger;
+  redactor: SecretRedactor;
+  /** Called by a transport whenever its status changes (channels query, channelStatus subscription). */
+  onStatus: (transport: ChannelTransport) => void;
+}
+
+/**
+ * The platform transports this config turns on (Telegram, WhatsApp). Each adapter adds itself here;
+ * the web and TUI channels need no transport (they use GraphQL).
+ */
+export function createChannelTransports(_deps: ChannelTransportDeps): ChannelTransport[] {
+  const transports: ChannelTransport[] = [];
+  return transports;
+}
