@@ -191,6 +191,11 @@ export class App {
           : undefined,
       }),
       readiness: () => this.readiness(),
+      webhooks: () =>
+        (chat?.channels.all() ?? [])
+          .filter((t) => chat?.channels.isStarted(t.channel))
+          .map((t) => t.webhook?.() ?? null)
+          .filter((h): h is NonNullable<typeof h> => h !== null),
     });
     this.stack.add('http server', () => this.http?.close());
     this.logger.info({ url: `${this.http.url}/graphql`, explorer }, `Muninn is listening on ${this.http.url}/graphql`);

@@ -57,4 +57,9 @@ export interface ChannelTransport {
   /** Shows or clears a typing / composing indicator. */
   setTyping?(chatId: string, on: boolean): Promise<void>;
   status(): ChannelStatus;
+  /**
+   * HTTP endpoint for platforms that push updates (Telegram webhook mode). Mounted by the HTTP server of
+   * the same process; `path` should contain an unguessable secret.
+   */
+  webhook?(): { path: string; handler: (req: import('node:http').IncomingMessage & { body?: unknown }, res: import('node:http').ServerResponse) => void } | null;
 }

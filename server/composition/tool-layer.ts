@@ -54,9 +54,8 @@ export function createToolLayer(deps: ToolLayerDeps): ToolLayer {
         onStart: hooks?.onStart,
         onEnd: hooks?.onEnd,
         onApprovalRequested: async (approval, call) => {
-          const text = `Approval needed for ${call.name}: /approve ${approval.id} allow_once|allow_always|deny (an OWNER${
-            approval.tool === 'shell' ? '' : ' or ADMIN'
-          } decides; denied after ${config.tools.approval_timeout_minutes} minutes).`;
+          const decider = approvals.deciderTrustFor(approval.tool) === 'OWNER' ? 'an OWNER' : 'an ADMIN or OWNER';
+          const text = `Approval needed for ${call.name}: /approve ${approval.id} allow_once|allow_always|deny (${decider} decides; denied after ${config.tools.approval_timeout_minutes} minutes).`;
           await events.publish(tc.sessionId, { type: 'Notice', level: 'warn', text });
           if (tc.chatId && tc.channel !== 'web' && tc.channel !== 'tui') {
             await notices.notify(tc.ctx, { channel: tc.channel, chatId: tc.chatId, key: `approval:${approval.id}` }, text);

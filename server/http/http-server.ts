@@ -24,6 +24,8 @@ export interface HttpServerOptions {
   logger: Logger;
   /** Builds the GraphQL context from an `Authorization` header value (HTTP) or connection param (WS). */
   contextFor(authorization: string | undefined): Promise<GraphQLContext>;
+  /** Extra POST endpoints (channel webhooks), mounted with a JSON body parser. */
+  webhooks?: () => Array<{ path: string; handler: (req: Request, res: Response) => void }>;
   /** Readiness checks: name → null when fine, else the problem. */
   readiness(): Promise<Record<string, string | null>>;
 }
@@ -172,6 +174,12 @@ export async function startHttpServer(options: HttpServerOptions): Promise<Runni
     express.json({ limit: `${options.bodyLimitKb}kb` }),
     expressMiddleware(apollo, { context: async ({ req }) => options.contextFor(req.headers.authorization) }),
   );
+  // Webhooks are looked up per request, so a channel started later (plugin settings) is reachable.
+  app.post(/^\/hooks\/.+/, express.json({ limit: `${options.bodyLimitKb}kb` }), (req, res, next) => {
+    const hook = options.webhooks?.().find((h) => h.path === req.path);
+    if (!hook) return next();
+    hook.handler(req, res);
+  });
   app.use((_req, res) => {
     res.status(404).json(errorBody('Not found. GraphQL is served at /graphql.', 'NOT_FOUND'));
   });
