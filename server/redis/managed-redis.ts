@@ -119,16 +119,20 @@ export class ManagedRedis {
     });
     failure.catch(() => undefined);
     const deadline = Date.now() + (this.options.startTimeoutMs ?? 10_000);
+    // Stops the readiness loop once the start failed, so a missing binary does not keep polling.
+    let gaveUp = false;
     const ready = (async () => {
-      while (Date.now() < deadline) {
+      while (!gaveUp && Date.now() < deadline) {
         if (await ping(this.port)) return;
         await new Promise((r) => setTimeout(r, 50));
       }
+      if (gaveUp) return;
       throw new ConfigError(`The managed Redis did not answer within ${this.options.startTimeoutMs ?? 10_000} ms. ${INSTALL_REDIS_HINT}`);
     })();
     try {
       await Promise.race([ready, failure]);
     } catch (err) {
+      gaveUp = true;
       child.kill('SIGKILL');
       this.child = null;
       throw err;
