@@ -17,6 +17,9 @@ import { PRIORITY, QUEUES, type JobData } from './queues';
 
 export interface ModelCallQueueOptions {
   prefix: string;
+  /** Job lock of a running call; a dead worker's call is run again after it lapses. */
+  lockMs: number;
+  stalledIntervalMs: number;
   maxRetries: number;
   backgroundGraceMs: number;
   logger: Logger;
@@ -166,7 +169,13 @@ export class ModelCallQueue implements ModelCaller {
             if (interactive) await this.shared.set(graceKey, String(Date.now()), 'PX', Math.max(this.options.backgroundGraceMs * 2, 1000));
           }
         },
-        { connection: this.options.connect(`worker-${queueName}`), prefix: this.bullPrefix(), concurrency: provider.maxConcurrency },
+        {
+          connection: this.options.connect(`worker-${queueName}`),
+          prefix: this.bullPrefix(),
+          concurrency: provider.maxConcurrency,
+          lockDuration: this.options.lockMs,
+          stalledInterval: this.options.stalledIntervalMs,
+        },
       );
       worker.on('error', (err) => logger.error({ err, provider: provider.name }, 'model worker error'));
       await worker.waitUntilReady();

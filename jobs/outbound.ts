@@ -11,6 +11,8 @@ import { RedisLock } from './redis-lock';
 
 export interface OutboundQueueOptions {
   prefix: string;
+  lockMs: number;
+  stalledIntervalMs: number;
   concurrency: number;
   attempts: number;
   logger: Logger;
@@ -95,7 +97,13 @@ export class OutboundQueue implements OutboundSender, NoticeSender {
         }
         return { sent, skipped };
       },
-      { connection: workerConnection, prefix: `${this.options.prefix}:bull`, concurrency: this.options.concurrency },
+      {
+        connection: workerConnection,
+        prefix: `${this.options.prefix}:bull`,
+        concurrency: this.options.concurrency,
+        lockDuration: this.options.lockMs,
+        stalledInterval: this.options.stalledIntervalMs,
+      },
     );
     worker.on('failed', (job, err) => logger.warn({ err: err.message, channel: job?.data.channel, attempts: job?.attemptsMade }, 'delivery failed'));
     worker.on('error', (err) => logger.error({ err }, 'outbound worker error'));

@@ -92,6 +92,8 @@ export class ChatRuntime {
     });
     const modelQueue = new ModelCallQueue(router, main, {
       prefix,
+      lockMs: config.queues.turn_lock_ms,
+      stalledIntervalMs: config.queues.stalled_interval_ms,
       maxRetries: config.ai.max_retries,
       backgroundGraceMs: config.ai.background_grace_ms,
       logger: logger.child({ module: 'model-calls' }),
@@ -101,6 +103,8 @@ export class ChatRuntime {
     const channels = new ChannelRegistry(logger.child({ module: 'channels' }));
     const outbound = new OutboundQueue(main, channels, {
       prefix,
+      lockMs: config.queues.turn_lock_ms,
+      stalledIntervalMs: config.queues.stalled_interval_ms,
       concurrency: config.queues.outbound_concurrency,
       attempts: config.queues.outbound_attempts,
       logger: logger.child({ module: 'outbound' }),

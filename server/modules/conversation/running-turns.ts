@@ -3,21 +3,29 @@
  * `interrupt` message, possibly sent to another process) can reach the right AbortController.
  */
 export class RunningTurns {
-  private readonly running = new Map<string, { turnId: string; lastMessageId: string; controller: AbortController }>();
+  private readonly running = new Map<string, { turnId: string; lastMessageId: string; controller: AbortController; detach: () => void }>();
 
   /** Registers a turn answering messages up to `lastMessageId`; its controller follows `parent` (the job's signal). */
   begin(sessionId: string, turnId: string, lastMessageId: string, parent?: AbortSignal): AbortController {
     const controller = new AbortController();
+    let detach = () => undefined as void;
     if (parent) {
-      if (parent.aborted) controller.abort(parent.reason);
-      else parent.addEventListener('abort', () => controller.abort(parent.reason), { once: true });
+      const follow = () => controller.abort(parent.reason);
+      if (parent.aborted) follow();
+      else {
+        parent.addEventListener('abort', follow, { once: true });
+        detach = () => parent.removeEventListener('abort', follow);
+      }
     }
-    this.running.set(sessionId, { turnId, lastMessageId, controller });
+    this.running.set(sessionId, { turnId, lastMessageId, controller, detach });
     return controller;
   }
 
   end(sessionId: string, turnId: string): void {
-    if (this.running.get(sessionId)?.turnId === turnId) this.running.delete(sessionId);
+    const entry = this.running.get(sessionId);
+    if (entry?.turnId !== turnId) return;
+    entry.detach();
+    this.running.delete(sessionId);
   }
 
   /**
