@@ -1,6 +1,7 @@
 #!/usr/bin/env node
 'use strict';
-// Runs the compiled CLI (npm run build writes dist/).
+// Runs the compiled CLI (npm run build writes dist/). main() resolves with the exit code; for `serve` it
+// resolves once the server listens, and the server plus its signal handlers keep the process alive.
 const path = require('node:path');
 const fs = require('node:fs');
 const entry = path.join(__dirname, '..', 'dist', 'server', 'cli', 'main.js');
@@ -8,4 +9,14 @@ if (!fs.existsSync(entry)) {
   console.error('muninn: the server is not built yet. Run "npm run build" (or "npm start") first.');
   process.exit(1);
 }
-require(entry).main();
+require(entry)
+  .main(process.argv.slice(2))
+  .then(
+    (code) => {
+      process.exitCode = code;
+    },
+    (err) => {
+      console.error(`muninn: ${err && err.message ? err.message : err}`);
+      process.exitCode = 1;
+    },
+  );

@@ -1,9 +1,13 @@
 import type { Command } from 'commander';
 import { App } from '../../app';
-import { loadConfig } from '../../config';
+import { loadCliConfig } from '../cli-app';
+import type { CliRun } from '../cli-io';
 
-/** `muninn serve`: API and workers in one process; stops cleanly on SIGINT/SIGTERM. */
-export function registerServeCommand(program: Command): void {
+/**
+ * `muninn serve`: API and workers in one process; stops cleanly on SIGINT/SIGTERM. The action returns once
+ * the server listens; the open server keeps the process alive and the signal handlers end it.
+ */
+export function registerServeCommand(program: Command, run: CliRun): void {
   program
     .command('serve')
     .description('start the server (GraphQL on PORT, default 4000)')
@@ -12,7 +16,7 @@ export function registerServeCommand(program: Command): void {
       if (!['all', 'api', 'worker'].includes(opts.role)) {
         throw new Error(`--role must be all, api or worker; got "${opts.role}".`);
       }
-      const config = loadConfig();
+      const config = loadCliConfig(run.io);
       const app = await App.create({ config });
       let stopping = false;
       const stop = (signal: string) => {

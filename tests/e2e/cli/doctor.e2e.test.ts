@@ -1,0 +1,239 @@
+import { chmodSync, existsSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import path from 'node:path';
+import { freePort } from '../../../server/redis/managed-redis';
+import { runCli, tempDir, type CliResult } from './run-cli';
+
+const CHECK_LINE = /^(\S+(?: \S+)*)\s+(ok|warn|FAIL): (.+)$/;
+const CHECKS = ['config', 'data folder', 'database', 'redis', 'model provider', 'telegram'];
+
+/** The check lines of a doctor run, by name. */
+function checks(res: CliResult): Map<string, { verdict: string; text: string }> {
+  const out = new Map<string, { verdict: string; text: string }>();
+  for (const line of res.stdout.split('\n')) {
+    const m = CHECK_LINE.exec(line);
+    if (m) out.set(m[1]!, { verdict: m[2]!, text: m[3]! });
+  }
+  return out;
+}
+
+describe('muninn doctor', () => {
+  let dir: string;
+  let env: NodeJS.ProcessEnv;
+  beforeEach(() => {
+    dir = tempDir();
+    env = { MUNINN_DATA_DIR: dir, REDIS_URL: process.env.TEST_REDIS_URL };
+  });
+  afterEach(() => rmSync(dir, { recursive: true, force: true }));
+
+  /** Writes a muninn.json into the run's cwd (the data folder doubles as cwd). */
+  const writeConfig = (config: unknown) =>
+    writeFileSync(path.join(dir, 'muninn.json'), JSON.stringify(config));
+
+  it('passes with a good config and a reachable Redis: one line per check, exit 0, nothing created', async () => {
+    const res = await runCli(['doctor'], { env });
+    expect(res.stderr).toBe('');
+    expect(res.code).toBe(0);
+    const found = checks(res);
+    expect([...found.keys()]).toEqual(CHECKS);
+    expect(found.get('config')).toEqual({
+      verdict: 'ok',
+      text: expect.stringContaining('using defaults and environment'),
+    });
+    expect(found.get('data folder')).toEqual({ verdict: 'ok', text: `${dir} is writable` });
+    expect(found.get('database')!.verdict).toBe('warn');
+    expect(found.get('database')!.text).toContain('no database yet');
+    expect(found.get('redis')).toEqual({ verdict: 'ok', text: expect.stringMatching(/answers PING$/) });
+    // Hermetic either way: a developer machine may run Ollama.
+    expect(['ok', 'warn']).toContain(found.get('model provider')!.verdict);
+    if (found.get('model provider')!.verdict === 'warn') {
+      expect(found.get('model provider')!.text).toMatch(
+        /^no model provider configured; the mock provider will answer — hint: /,
+      );
+    }
+    expect(found.get('telegram')).toEqual({ verdict: 'ok', text: 'channel disabled' });
+    expect(res.stdout).toMatch(/\n0 failed, \d warnings?\.\n$/);
+    expect(readdirSync(dir)).toEqual([]);
+  });
+
+  it('reports a migrated database as ok', async () => {
+    expect((await runCli(['migrate'], { env })).code).toBe(0);
+    const res = await runCli(['doctor'], { env });
+    expect(checks(res).get('database')).toEqual({
+      verdict: 'ok',
+      text: expect.stringMatching(/muninn\.sqlite opens; all \d+ migrations applied$/),
+    });
+  });
+
+  it('warns about pending migrations and fails on a file that is not a database', async () => {
+    const dbFile = path.join(dir, 'muninn.sqlite');
+    writeFileSync(dbFile, ''); // an empty file is an empty SQLite database without any migration
+    const pending = await runCli(['doctor'], { env });
+    expect(pending.code).toBe(0);
+    expect(checks(pending).get('database')).toEqual({
+      verdict: 'warn',
+      text: `${dbFile} opens but has pending migrations — hint: run "muninn migrate" ("muninn serve" also applies them at start)`,
+    });
+
+    writeFileSync(dbFile, 'this is not a database, just text that is long enough to fill a page header');
+    const broken = await runCli(['doctor'], { env });
+    expect(broken.code).toBe(1);
+    expect(checks(broken).get('database')!.verdict).toBe('FAIL');
+    expect(checks(broken).get('database')!.text).toContain(`cannot use ${dbFile}: file is not a database`);
+  });
+
+  it('fails with exit 1 on a config file that is not JSON, printing its message', async () => {
+    const bad = path.join(dir, 'bad.json');
+    writeFileSync(bad, '{ "server": { "port": 4000, }');
+    const res = await runCli(['doctor'], { env: { ...env, MUNINN_CONFIG: bad } });
+    expect(res.code).toBe(1);
+    const found = checks(res);
+    expect(found.get('config')!.verdict).toBe('FAIL');
+    expect(found.get('config')!.text).toContain(`Cannot read config file ${bad}`);
+    expect(res.stdout).toContain('1 failed, 0 warnings; the other checks need a valid configuration.');
+  });
+
+  it('prints every bad key of an invalid config under the FAIL line', async () => {
+    writeConfig({ server: { prot: 4000 }, log: { level: 'loud' } });
+    const res = await runCli(['doctor'], { env, cwd: dir });
+    expect(res.code).toBe(1);
+    const lines = res.stdout.split('\n');
+    expect(lines[0]).toMatch(/^config\s+FAIL: Invalid configuration in .*muninn\.json:$/);
+    expect(lines.slice(1, 3).join('\n')).toMatch(/^\s+- config key "server.*prot/m);
+    expect(lines.slice(1, 3).join('\n')).toMatch(/^\s+- config key "log\.level": .*Fix: use one of/m);
+  });
+
+  it('fails with exit 1 when REDIS_URL does not answer, and still runs the other checks', async () => {
+    const res = await runCli(['doctor'], { env: { ...env, REDIS_URL: 'redis://127.0.0.1:1' } });
+    expect(res.code).toBe(1);
+    const found = checks(res);
+    expect([...found.keys()]).toEqual(CHECKS);
+    expect(found.get('redis')!.verdict).toBe('FAIL');
+    expect(found.get('redis')!.text).toMatch(
+      /^redis:\/\/127\.0\.0\.1:1 does not answer: .*ECONNREFUSED.* — hint: start that Redis or fix REDIS_URL/,
+    );
+  });
+
+  it('without REDIS_URL starts the managed redis-server once and stops it again', async () => {
+    // A stand-in redis-server that answers PING, so the test does not depend on Redis being installed.
+    const fake = path.join(dir, 'fake-redis-server');
+    writeFileSync(
+      fake,
+      `#!/usr/bin/env node
+const port = Number(process.argv[process.argv.indexOf('--port') + 1]);
+require('node:fs').appendFileSync(${JSON.stringify(path.join(dir, 'fake-redis.log'))}, 'started\\n');
+require('node:net').createServer((s) => s.on('data', () => s.write('+PONG\\r\\n'))).listen(port, '127.0.0.1');
+process.on('SIGTERM', () => { require('node:fs').appendFileSync(${JSON.stringify(path.join(dir, 'fake-redis.log'))}, 'stopped\\n'); process.exit(0); });
+`,
+    );
+    chmodSync(fake, 0o755);
+    writeConfig({ redis: { managed_binary: fake } });
+    const res = await runCli(['doctor'], { env: { MUNINN_DATA_DIR: dir }, cwd: dir });
+    expect(checks(res).get('redis')).toEqual({
+      verdict: 'ok',
+      text: `REDIS_URL is not set; a managed "${fake}" starts and answers PING`,
+    });
+    expect(res.code).toBe(0);
+    expect(readFileSync(path.join(dir, 'fake-redis.log'), 'utf8')).toBe('started\nstopped\n');
+    expect(existsSync(path.join(dir, 'redis'))).toBe(false);
+  });
+
+  it('fails with the install hint when the managed redis-server is missing', async () => {
+    writeConfig({ redis: { managed_binary: path.join(dir, 'no-such-redis-server') } });
+    const res = await runCli(['doctor'], { env: { MUNINN_DATA_DIR: dir }, cwd: dir });
+    expect(res.code).toBe(1);
+    const redis = checks(res).get('redis')!;
+    expect(redis.verdict).toBe('FAIL');
+    expect(redis.text).toContain(
+      `REDIS_URL is not set and "${path.join(dir, 'no-such-redis-server')}" was not found`,
+    );
+    expect(redis.text).toContain('hint: Install Redis');
+  });
+
+  describe('model providers', () => {
+    let server: http.Server;
+    let baseUrl: string;
+    const seen: Array<string | undefined> = [];
+    beforeAll(async () => {
+      server = http.createServer((req, res) => {
+        seen.push(req.headers.authorization);
+        if (req.url === '/slow/v1/models') return; // never answers
+        if (req.url !== '/v1/models') return void res.writeHead(404).end();
+        if (req.headers.authorization !== 'Bearer sk-test-key') {
+          return void res.writeHead(401).end('{"error":"bad key"}');
+        }
+        res.writeHead(200, { 'content-type': 'application/json' }).end('{"data":[{"id":"a"},{"id":"b"}]}');
+      });
+      await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+      baseUrl = `http://127.0.0.1:${(server.address() as AddressInfo).port}/v1`;
+    });
+    afterAll(async () => {
+      server.closeAllConnections();
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+    });
+
+    it('checks each provider with its API key and a 3 s timeout: ok, refused key, wrong path, unreachable, silent', async () => {
+      writeConfig({
+        ai: {
+          providers: {
+            good: { base_url: baseUrl, api_key_env: 'GOOD_KEY' },
+            badkey: { base_url: `${baseUrl}/`, api_key_env: 'BAD_KEY' },
+            nopath: { base_url: baseUrl.replace('/v1', '/v2') },
+            down: { base_url: `http://127.0.0.1:${await freePort()}/v1` },
+            slow: { base_url: baseUrl.replace('/v1', '/slow/v1') },
+            fake: { preset: 'mock' },
+            nourl: { preset: 'custom' },
+            hosted: { preset: 'openrouter' },
+          },
+        },
+      });
+      const res = await runCli(['doctor'], {
+        env: { ...env, GOOD_KEY: 'sk-test-key', BAD_KEY: 'sk-wrong' },
+        cwd: dir,
+      });
+      expect(res.code).toBe(1);
+      const found = checks(res);
+      expect(found.get('provider good')).toEqual({ verdict: 'ok', text: `${baseUrl} answers (2 models)` });
+      expect(found.get('provider badkey')).toEqual({
+        verdict: 'FAIL',
+        text: `${baseUrl} refused the request (HTTP 401) — hint: check the key in BAD_KEY`,
+      });
+      expect(found.get('provider nopath')!.verdict).toBe('warn');
+      expect(found.get('provider down')!.verdict).toBe('FAIL');
+      expect(found.get('provider down')!.text).toMatch(/is not reachable: fetch failed \(ECONNREFUSED\)/);
+      expect(found.get('provider slow')!.text).toMatch(/is not reachable: timed out/);
+      expect(found.get('provider fake')!.verdict).toBe('ok');
+      // Presets are resolved as the model router does: a missing base_url or required key fails.
+      expect(found.get('provider nourl')).toEqual({
+        verdict: 'FAIL',
+        text: expect.stringContaining('"ai.providers.nourl.base_url" is required'),
+      });
+      expect(found.get('provider hosted')).toEqual({
+        verdict: 'FAIL',
+        text: expect.stringContaining('OPENROUTER_API_KEY is not set'),
+      });
+      expect(seen).toEqual(expect.arrayContaining(['Bearer sk-test-key', 'Bearer sk-wrong', undefined]));
+      expect(res.stdout).not.toContain('sk-test-key');
+    });
+  });
+
+  it('fails when Telegram is enabled without a bot token, and passes with one', async () => {
+    writeConfig({ channels: { telegram: { enabled: true } } });
+    const without = await runCli(['doctor'], { env, cwd: dir });
+    expect(without.code).toBe(1);
+    expect(checks(without).get('telegram')).toEqual({
+      verdict: 'FAIL',
+      text: expect.stringContaining('enabled but has no bot token — hint: set TELEGRAM_BOT_TOKEN'),
+    });
+
+    const withToken = await runCli(['doctor'], {
+      env: { ...env, TELEGRAM_BOT_TOKEN: '123456:ABCDEFGHIJKLMNOPQRSTUVWXYZ_abc' },
+      cwd: dir,
+    });
+    expect(checks(withToken).get('telegram')).toEqual({
+      verdict: 'ok',
+      text: 'channel enabled; bot token present',
+    });
+  });
+});
