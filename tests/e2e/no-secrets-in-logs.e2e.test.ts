@@ -4,12 +4,13 @@
  * including requests that fail inside the server with those secrets in their input.
  */
 import { randomBytes } from 'node:crypto';
-import { dataOf } from '../support/graphql-client';
+import { dataOf, type GraphQLTestClient } from '../support/graphql-client';
 import {
   CreateApiTokenDocument,
   CreateMemoryDocument,
   MeDocument,
   MemoriesDocument,
+  MessagesDocument,
   UsersDocument,
 } from '../support/graphql/generated';
 import { startTestApp, type TestApp } from '../support/test-app';
@@ -27,8 +28,16 @@ beforeAll(async () => {
   process.env.MUNINN_MODEL_API_KEY = MODEL_API_KEY;
   process.env.MUNINN_MODEL_BASE_URL = 'http://127.0.0.1:9/v1';
   t = await startTestApp({
-    config: { log: { level: 'debug' }, channels: { telegram: { bot_token: BOT_TOKEN } } },
-    env: { MUNINN_MODEL_BASE_URL: 'http://127.0.0.1:9/v1', MUNINN_MODEL_API_KEY: MODEL_API_KEY },
+    config: {
+      log: { level: 'debug' },
+      ai: { max_retries: 0 },
+      channels: { telegram: { bot_token: BOT_TOKEN } },
+    },
+    env: {
+      MUNINN_MODEL_BASE_URL: 'http://127.0.0.1:9/v1',
+      MUNINN_MODEL: 'test-model',
+      MUNINN_MODEL_API_KEY: MODEL_API_KEY,
+    },
   });
   expect(t.config.channels.telegram.bot_token).toBe(BOT_TOKEN);
   expect(t.config.ai.providers.env?.api_key_env).toBe('MUNINN_MODEL_API_KEY');
@@ -45,6 +54,24 @@ afterAll(async () => {
   }
 });
 
+const SEND_MESSAGE =
+  'mutation Send($input: SendMessageInput!) { sendMessage(input: $input) { sessionId messageId status } }';
+type SendResult = { sendMessage: { sessionId: string; messageId: string | null; status: string } };
+
+/** The assistant's answer in a session, once the turn has finished. */
+async function waitForReply(
+  client: GraphQLTestClient,
+  sessionId: string,
+): Promise<{ role: string; status: string; content: string }> {
+  for (let i = 0; i < 200; i++) {
+    const edges = dataOf(await client.http(MessagesDocument, { sessionId })).messages.edges;
+    const reply = edges.map((e) => e.node).find((m) => m.role === 'ASSISTANT');
+    if (reply) return reply;
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  throw new Error('the turn did not finish within 20 s');
+}
+
 it('uses the secrets in successful, refused and failing requests', async () => {
   const owner = t.client(t.ownerToken);
   const ownerId = dataOf(await owner.http(MeDocument)).me.id;
@@ -56,6 +83,14 @@ it('uses the secrets in successful, refused and failing requests', async () => {
   const fresh = t.client(freshToken);
   dataOf(await fresh.http(CreateMemoryDocument, { input: { content: 'plain note' } }));
   dataOf(await fresh.wsRun(MemoriesDocument, {}));
+
+  // A chat turn: the model call goes out with the API key and fails (nothing listens on port 9).
+  const sent = dataOf(
+    await fresh.http<SendResult, unknown>(SEND_MESSAGE, { input: { text: 'hello, model' } }),
+  ).sendMessage;
+  const reply = await waitForReply(fresh, sent.sessionId);
+  expect(reply.status).toBe('FAILED');
+  expect(reply.content).not.toContain(MODEL_API_KEY);
 
   // Refused: an invalid token, over both transports, and a malformed header.
   const invalid = t.client(INVALID_TOKEN);
