@@ -116,18 +116,22 @@ export class MemoryService {
         access.requireTrust(ctx, TrustLevel.ADMIN, 'global memories');
         break;
     }
-    const repo = this.db.repo(ctx, Memory);
-    return repo.save(
-      repo.create({
-        content,
-        type: input.type ?? MemoryType.FACT,
-        scope,
-        userId,
-        groupId,
-        importance,
-        sourceSessionId: input.sourceSessionId ?? null,
-      }),
-    );
+    return this.db.withTransaction(ctx, async (tx) => {
+      const repo = this.db.repo(tx, Memory);
+      const memory = await repo.save(
+        repo.create({
+          content,
+          type: input.type ?? MemoryType.FACT,
+          scope,
+          userId,
+          groupId,
+          importance,
+          sourceSessionId: input.sourceSessionId ?? null,
+        }),
+      );
+      await this.auditUnlessOwn(tx, 'memory.create', memory);
+      return memory;
+    });
   }
 
   async update(ctx: Ctx, id: string, input: UpdateMemoryInput): Promise<Memory> {
@@ -136,7 +140,18 @@ export class MemoryService {
     if (input.type) memory.type = input.type;
     const importance = checkImportance(input.importance);
     if (importance !== undefined) memory.importance = importance;
-    return this.db.repo(ctx, Memory).save(memory);
+    return this.db.withTransaction(ctx, async (tx) => {
+      const saved = await this.db.repo(tx, Memory).save(memory);
+      await this.auditUnlessOwn(tx, 'memory.update', saved);
+      return saved;
+    });
+  }
+
+  /** A user writing someone else's, a group's or a global memory is a privileged action: audit it. */
+  private async auditUnlessOwn(ctx: Ctx, action: string, memory: Memory): Promise<void> {
+    if (ctx.actor.kind !== 'user') return;
+    if (memory.scope === MemoryScope.USER && memory.userId === ctx.userId) return;
+    await this.audit.record(ctx, action, { type: 'Memory', id: memory.id }, { ownerUserId: memory.userId, scope: memory.scope, groupId: memory.groupId });
   }
 
   async delete(ctx: Ctx, id: string): Promise<boolean> {
