@@ -156,7 +156,7 @@ export class ModelCallQueue implements ModelCaller {
             if (kind === 'rate-limit' && !wire.streamed) {
               const retryMs = wire.retryAfterMs ?? 1000;
               const rateLimited = ((job.data as { rateLimited?: number }).rateLimited ?? 0) + 1;
-              if (rateLimited <= this.options.maxRetries + 1) {
+              if (rateLimited <= this.options.maxRetries) {
                 await job.updateData({ ...job.data, rateLimited } as JobData<'model.call'>);
                 logger.warn({ provider: provider.name, retryMs }, 'provider rate limit: pausing the queue');
                 await worker.rateLimit(retryMs);

@@ -122,6 +122,8 @@ export interface FakeOpenAIServerOptions {
   embeddingDimension?: number;
   /** Encoding of embeddings regardless of `encoding_format` (simulates servers that ignore it). @default as requested */
   forceEmbeddingEncoding?: 'float' | 'base64';
+  /** Port to listen on, e.g. one a provider was configured with before the fake was up. @default 0 (any free port) */
+  port?: number;
 }
 
 /** Builders for common replies. */
@@ -224,7 +226,7 @@ export class FakeOpenAIServer {
 
   private constructor(
     private readonly server: http.Server,
-    readonly options: Required<Omit<FakeOpenAIServerOptions, 'apiKey' | 'forceEmbeddingEncoding'>> & Pick<FakeOpenAIServerOptions, 'apiKey' | 'forceEmbeddingEncoding'>,
+    readonly options: Required<Omit<FakeOpenAIServerOptions, 'apiKey' | 'forceEmbeddingEncoding' | 'port'>> & Pick<FakeOpenAIServerOptions, 'apiKey' | 'forceEmbeddingEncoding'>,
   ) {}
 
   static async start(options: FakeOpenAIServerOptions = {}): Promise<FakeOpenAIServer> {
@@ -238,7 +240,10 @@ export class FakeOpenAIServer {
       forceEmbeddingEncoding: options.forceEmbeddingEncoding,
     });
     server.on('request', (req, res) => void fake.handle(req, res));
-    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    await new Promise<void>((resolve, reject) => {
+      server.once('error', reject);
+      server.listen(options.port ?? 0, '127.0.0.1', () => (server.off('error', reject), resolve()));
+    });
     return fake;
   }
 
