@@ -2,6 +2,7 @@ import type { AppConfig } from '../config';
 import type { Logger } from '../common/logger';
 import type { SecretRedactor } from '../common/secret-redactor';
 import type { ChannelTransport } from '../channels/channel.types';
+import { whatsAppTransportFromConfig } from '../channels/whatsapp';
 
 export interface ChannelTransportDeps {
   config: AppConfig;
@@ -15,7 +16,9 @@ export interface ChannelTransportDeps {
  * The platform transports this config turns on (Telegram, WhatsApp). Each adapter adds itself here;
  * the web and TUI channels need no transport (they use GraphQL).
  */
-export function createChannelTransports(_deps: ChannelTransportDeps): ChannelTransport[] {
+export function createChannelTransports(deps: ChannelTransportDeps): ChannelTransport[] {
+  const { config } = deps;
   const transports: ChannelTransport[] = [];
+  if (config.channels.whatsapp.enabled) transports.push(whatsAppTransportFromConfig(config, deps));
   return transports;
 }

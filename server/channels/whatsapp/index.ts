@@ -1,0 +1,1 @@
+export { WhatsAppTransport, whatsAppTransportFromConfig, type WhatsAppTransportOptions } from './whatsapp.adapter';
