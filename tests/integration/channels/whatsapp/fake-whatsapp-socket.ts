@@ -1,0 +1,86 @@
+import { EventEmitter } from 'node:events';
+import type { UserFacingSocketConfig, WAMessage } from '@whiskeysockets/baileys';
+import type { MakeWhatsAppSocket, WhatsAppSocket } from '../../../../server/channels/whatsapp/whatsapp-sdk';
+
+export const BOT_PN = '4915100000001';
+export const BOT_LID = '987654321012345';
+
+/** A Baileys-close error as the real socket reports it (a Boom with `output.statusCode`). */
+export function closeError(statusCode: number, message = 'Connection Failure'): Error {
+  return Object.assign(new Error(message), { output: { statusCode } });
+}
+
+/**
+ * A socket object with Baileys' event interface (`ev.on/off/emit`), recording what the adapter sends.
+ * Tests drive it by emitting the same events `makeWASocket` emits.
+ */
+export class FakeWhatsAppSocket {
+  readonly ev = new EventEmitter();
+  readonly sent: Array<{ jid: string; text: string; at: number }> = [];
+  readonly presence: Array<{ type: string; jid?: string }> = [];
+  user: WhatsAppSocket['user'] = { id: `${BOT_PN}:7@s.whatsapp.net`, lid: `${BOT_LID}:7@lid` };
+  ended = false;
+  private seq = 0;
+
+  constructor(readonly config: UserFacingSocketConfig) {}
+
+  async sendMessage(jid: string, content: { text?: string }): Promise<WAMessage> {
+    this.sent.push({ jid, text: content.text ?? '', at: Date.now() });
+    return { key: { id: `BOT${++this.seq}`, remoteJid: jid, fromMe: true } } as WAMessage;
+  }
+
+  async sendPresenceUpdate(type: string, jid?: string): Promise<void> {
+    this.presence.push({ type, jid });
+  }
+
+  /** Like Baileys: closing emits `connection.update` close once, then nothing. */
+  end(error: Error | undefined): void {
+    if (this.ended) return;
+    this.ended = true;
+    this.ev.emit('connection.update', { connection: 'close', lastDisconnect: { error, date: new Date() } });
+  }
+
+  /** A successful login: like Baileys, the credentials now name the account (`creds.me`), then `open`. */
+  open(): void {
+    const creds = this.config.auth?.creds;
+    if (creds && this.user) {
+      creds.me = { id: this.user.id, lid: this.user.lid };
+      this.ev.emit('creds.update', { me: creds.me });
+    }
+    this.ev.emit('connection.update', { connection: 'open' });
+  }
+
+  qr(code: string): void {
+    this.ev.emit('connection.update', { qr: code });
+  }
+
+  /** The server closed the connection with this status code. */
+  close(statusCode: number, message?: string): void {
+    this.end(closeError(statusCode, message));
+  }
+
+  upsert(messages: Array<Partial<WAMessage>>, type: 'notify' | 'append' = 'notify'): void {
+    this.ev.emit('messages.upsert', { type, messages });
+  }
+}
+
+/** A socket factory that hands out fake sockets and remembers them (and when each was made). */
+export function fakeSocketFactory(): { make: MakeWhatsAppSocket; sockets: FakeWhatsAppSocket[]; madeAt: number[]; latest(): FakeWhatsAppSocket } {
+  const sockets: FakeWhatsAppSocket[] = [];
+  const madeAt: number[] = [];
+  return {
+    make: (config) => {
+      const sock = new FakeWhatsAppSocket(config);
+      sockets.push(sock);
+      madeAt.push(Date.now());
+      return sock as unknown as WhatsAppSocket;
+    },
+    sockets,
+    madeAt,
+    latest: () => {
+      const last = sockets[sockets.length - 1];
+      if (!last) throw new Error('no socket made yet');
+      return last;
+    },
+  };
+}
