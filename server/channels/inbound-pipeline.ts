@@ -26,7 +26,7 @@ export interface InboundContext {
 export interface SenderPolicy {
   /** Returns the user to act as, or null to stop (optionally with a reply, e.g. a pairing code). */
   admit(ctx: Ctx, message: InboundMessage): Promise<{ user: User | null; reply?: string }>;
-  /** Extra gating for known senders (GUEST rate limits, group allowlists); null lets the message on. */
+  /** Extra gating for known senders (GUEST rate limits, group allowlists); null lets the message on, '' drops it silently. */
   gate?(ctx: Ctx, message: InboundMessage, user: User): Promise<string | null>;
 }
 
@@ -156,8 +156,8 @@ export class InboundPipeline {
       return;
     }
     const refusal = await this.deps.policy(message.channel).gate?.(c.ctx, message, c.user!);
-    if (refusal) {
-      c.replies.push(refusal);
+    if (refusal != null) {
+      if (refusal) c.replies.push(refusal);
       c.dropped = 'gated';
       return;
     }

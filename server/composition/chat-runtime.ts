@@ -18,6 +18,7 @@ import { createChannelTransports } from './channel-transports';
 import { createSenderPolicies } from './sender-policies';
 import { ModelCallExecutor } from '../modules/agent/model-call-executor';
 import { SlashCommandService } from '../modules/commands';
+import { PairingService, registerPairingCommands } from '../modules/pairing';
 import { RunningTurns, TurnService } from '../modules/conversation';
 import { estimateMessages, ModelRouter } from '../modules/models';
 import { SessionLifecycleService, type SessionService } from '../modules/sessions';
@@ -138,7 +139,8 @@ export class ChatRuntime {
       tools: tools.agentTools,
       approvals: tools.commandApprovals,
     });
-    const policies = createSenderPolicies({ config, logger, db, users: deps.users, audit: deps.audit });
+    registerPairingCommands(commands, { pairing: new PairingService(db, deps.audit, deps.users, outbound), users: deps.users });
+    const policies = createSenderPolicies({ config, logger, db, users: deps.users, audit: deps.audit, redis: main, notices: outbound });
     const dedupe: Deduper = {
       seen: async (key) => (await main.set(`${prefix}:dedupe:${key}`, '1', 'EX', 86_400, 'NX')) !== 'OK',
     };
