@@ -12,6 +12,8 @@ export interface Loaders {
 export interface GraphQLStreams {
   /** Checks that the actor may read the session, then yields its events after `afterSeq`. */
   sessionEvents(ctx: Ctx, sessionId: string, afterSeq: number): Promise<AsyncIterable<unknown>>;
+  /** Status changes of this process's channels (ADMIN and above); absent where no channels run. */
+  channelStatus?(ctx: Ctx): AsyncIterable<unknown>;
 }
 
 /** What every resolver receives. */

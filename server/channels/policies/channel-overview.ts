@@ -1,0 +1,123 @@
+import type { Ctx } from '../../common/ctx';
+import { TrustLevel } from '../../common/trust';
+import { access } from '../../modules/users';
+import type { ChannelRegistry } from '../channel-registry';
+import type { ChannelState, ChannelStatus } from '../channel.types';
+import type { ChannelSettings } from './channel-switch';
+import { channelPluginName } from './channel-switch';
+
+/** One channel as the admin sees it (`channels` query, `channelStatus` subscription). */
+export interface ChannelInfo {
+  name: string;
+  /** Platform transports: the `channel:<name>` plugin setting (no row: on). Web and TUI: their config. */
+  enabled: boolean;
+  state: ChannelState;
+  lastError: string | null;
+  /** WhatsApp linking QR (text form) while the state is NEEDS_LINK. */
+  qr: string | null;
+  updatedAt: Date;
+}
+
+export interface ChannelOverviewDeps {
+  registry: ChannelRegistry;
+  settings: ChannelSettings;
+  /** `channels.web.enabled` and `channels.tui.enabled`. */
+  api: { web: { enabled: boolean }; tui: { enabled: boolean } };
+  /** Reported as `updatedAt` of web and TUI. @default the time the overview was built */
+  startedAt?: Date;
+}
+
+/**
+ * The status of every channel of this process for ADMINs: each registered platform transport (state,
+ * last error, QR) plus the web and TUI channels, which are served by the GraphQL API itself (CONNECTED
+ * while enabled in the config). Statuses come from the transports of this process: with
+ * `--role api` and `--role worker` split, ask the process that runs the channels.
+ */
+export class ChannelOverview {
+  private readonly startedAt: Date;
+
+  constructor(private readonly deps: ChannelOverviewDeps) {
+    this.startedAt = deps.startedAt ?? new Date();
+  }
+
+  /** Every channel, platform transports first (ADMIN and above). */
+  async list(ctx: Ctx): Promise<ChannelInfo[]> {
+    access.requireTrust(ctx, TrustLevel.ADMIN, 'channel status');
+    const out: ChannelInfo[] = [];
+    for (const status of this.deps.registry.statuses()) out.push(await this.describe(ctx, status));
+    for (const name of ['web', 'tui'] as const) {
+      const enabled = this.deps.api[name].enabled;
+      out.push({ name, enabled, state: enabled ? 'CONNECTED' : 'STOPPED', lastError: null, qr: null, updatedAt: this.startedAt });
+    }
+    return out;
+  }
+
+  /**
+   * Status changes of the platform transports from now on (ADMIN and above, checked at once). The
+   * iterator unsubscribes when the consumer stops (`return()`, e.g. the WebSocket closed); events that
+   * arrive while the consumer is slow are buffered in order.
+   */
+  watch(ctx: Ctx): AsyncIterableIterator<ChannelInfo> {
+    access.requireTrust(ctx, TrustLevel.ADMIN, 'channel status');
+    const statuses = listen<ChannelStatus>((push) => this.deps.registry.onStatus(push));
+    const describe = (status: ChannelStatus) => this.describe(ctx, status);
+    const iterator: AsyncIterableIterator<ChannelInfo> = {
+      async next() {
+        const item = await statuses.next();
+        return item.done ? { done: true, value: undefined } : { done: false, value: await describe(item.value) };
+      },
+      async return() {
+        await statuses.return?.();
+        return { done: true, value: undefined };
+      },
+      [Symbol.asyncIterator]() {
+        return iterator;
+      },
+    };
+    return iterator;
+  }
+
+  private async describe(ctx: Ctx, status: ChannelStatus): Promise<ChannelInfo> {
+    return {
+      name: status.channel,
+      enabled: await this.deps.settings.isEnabled(ctx, channelPluginName(status.channel), null, true),
+      state: status.state,
+      lastError: status.lastError ?? null,
+      qr: status.qr ?? null,
+      updatedAt: status.updatedAt,
+    };
+  }
+}
+
+/** Turns a callback subscription into an async iterator with an unbounded, ordered buffer. */
+function listen<T>(subscribe: (push: (value: T) => void) => () => void): AsyncIterableIterator<T> {
+  const buffer: T[] = [];
+  const waiting: Array<(result: IteratorResult<T>) => void> = [];
+  let done = false;
+  const unsubscribe = subscribe((value) => {
+    if (done) return;
+    const resolve = waiting.shift();
+    if (resolve) resolve({ done: false, value });
+    else buffer.push(value);
+  });
+  const iterator: AsyncIterableIterator<T> = {
+    next() {
+      if (buffer.length) return Promise.resolve({ done: false, value: buffer.shift()! });
+      if (done) return Promise.resolve({ done: true, value: undefined });
+      return new Promise((resolve) => waiting.push(resolve));
+    },
+    return() {
+      if (!done) {
+        done = true;
+        unsubscribe();
+        buffer.length = 0;
+        for (const resolve of waiting.splice(0)) resolve({ done: true, value: undefined });
+      }
+      return Promise.resolve({ done: true, value: undefined });
+    },
+    [Symbol.asyncIterator]() {
+      return iterator;
+    },
+  };
+  return iterator;
+}

@@ -1,0 +1,104 @@
+import { Ctx } from '../../common/ctx';
+import type { Logger } from '../../common/logger';
+import type { PluginSettingService } from '../../modules/plugins';
+import type { ChannelRegistry } from '../channel-registry';
+import type { InboundSink } from '../channel.types';
+
+/** The plugin_settings name that switches a channel: `channel:telegram`, `channel:whatsapp`, … */
+export function channelPluginName(channel: string): string {
+  return `channel:${channel}`;
+}
+
+/** Where the switch reads whether a channel is on (PluginSettingService). */
+export type ChannelSettings = Pick<PluginSettingService, 'isEnabled'>;
+
+export interface ChannelSwitchOptions {
+  /** How often plugin_settings is read for changes. @default 3000 */
+  pollIntervalMs?: number;
+}
+
+export interface ChannelSwitchDeps {
+  registry: ChannelRegistry;
+  settings: ChannelSettings;
+  /** Where started transports deliver inbound messages (the inbound pipeline). */
+  sink: InboundSink;
+  logger: Logger;
+}
+
+/**
+ * Starts and stops the transports of this process as `plugin_settings` says: the global row of
+ * `channel:<name>` (no row: on). `start()` starts every transport that is on, then polls the settings
+ * and reacts to changes only (edge-triggered): a transport that failed to start is not restarted in a
+ * loop, and one stopped by the switch stays stopped until the setting turns it on again.
+ *
+ * Polling rather than an in-process event: the setting is written by whichever process served the
+ * GraphQL mutation (or by the CLI), while transports run in the worker processes, so a database read
+ * is the one signal every process sees. One small indexed query per transport per interval.
+ */
+export class ChannelSwitch {
+  private readonly options: Required<ChannelSwitchOptions>;
+  private readonly desired = new Map<string, boolean>();
+  private timer: NodeJS.Timeout | null = null;
+  private running: Promise<void> = Promise.resolve();
+  private readonly ctx: Ctx;
+
+  constructor(
+    private readonly deps: ChannelSwitchDeps,
+    options: ChannelSwitchOptions = {},
+  ) {
+    this.options = { pollIntervalMs: options.pollIntervalMs ?? 3000 };
+    if (this.options.pollIntervalMs < 10) throw new Error('ChannelSwitchOptions.pollIntervalMs must be at least 10 ms');
+    this.ctx = Ctx.system(deps.logger, 'channel switch');
+  }
+
+  /** Whether the settings turn `channel` on (no row: on). */
+  isOn(ctx: Ctx, channel: string): Promise<boolean> {
+    return this.deps.settings.isEnabled(ctx, channelPluginName(channel), null, true);
+  }
+
+  /** Starts the transports that are on and begins watching the settings. Idempotent. */
+  async start(): Promise<void> {
+    if (this.timer) return;
+    this.timer = setInterval(() => void this.reconcile(), this.options.pollIntervalMs);
+    this.timer.unref();
+    await this.reconcile();
+  }
+
+  /**
+   * Reads the settings once and starts or stops the transports whose setting changed since the last
+   * read (on the first read: every transport). Runs are serialized; errors are logged, never thrown.
+   */
+  reconcile(): Promise<void> {
+    this.running = this.running.then(() => this.reconcileOnce());
+    return this.running;
+  }
+
+  /** Stops watching (the transports keep their state; ChannelRegistry.stopAll stops them). */
+  stop(): void {
+    if (this.timer) clearInterval(this.timer);
+    this.timer = null;
+  }
+
+  private async reconcileOnce(): Promise<void> {
+    const { registry, sink, logger } = this.deps;
+    for (const transport of registry.all()) {
+      const channel = transport.channel;
+      try {
+        const on = await this.isOn(this.ctx, channel);
+        if (this.desired.get(channel) === on) continue;
+        this.desired.set(channel, on);
+        if (on && !registry.isStarted(channel)) {
+          logger.info({ channel }, `starting channel ${channel} (plugin setting ${channelPluginName(channel)} is on)`);
+          await registry.start(channel, sink);
+        } else if (!on && registry.isStarted(channel)) {
+          logger.info({ channel }, `stopping channel ${channel} (plugin setting ${channelPluginName(channel)} is off)`);
+          await registry.stop(channel);
+        }
+      } catch (err) {
+        // Forget the state so the next poll tries again.
+        this.desired.delete(channel);
+        logger.warn({ err, channel }, 'could not apply the channel setting');
+      }
+    }
+  }
+}
