@@ -133,7 +133,12 @@ export class WhatsAppTransport implements ChannelTransport {
 
   private setStatus(patch: Partial<Pick<ChannelStatus, 'state' | 'lastError' | 'qr'>>): void {
     this.current = { ...this.current, ...patch, updatedAt: new Date() };
-    this.options.onStatus?.(this);
+    try {
+      this.options.onStatus?.(this);
+    } catch (err) {
+      // runs inside Baileys' event emitter: a failing listener must not break the socket
+      this.options.logger.warn({ err }, 'whatsapp status listener failed');
+    }
   }
 
   private async connect(): Promise<void> {
