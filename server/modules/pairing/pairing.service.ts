@@ -1,4 +1,4 @@
-import { LessThan, MoreThan } from 'typeorm';
+import { LessThanOrEqual, MoreThan } from 'typeorm';
 import type { Ctx } from '../../common/ctx';
 import { ConflictError, NotFoundError, UserInputError } from '../../common/errors';
 import { TrustLevel, trustAtLeast } from '../../common/trust';
@@ -221,7 +221,7 @@ export class PairingService {
   private async expireStale(tx: Ctx, now: number): Promise<void> {
     await this.db
       .repo(tx, PairingRequest)
-      .update({ status: PairingStatus.PENDING, expiresAt: LessThan(new Date(now)) }, { status: PairingStatus.EXPIRED, updatedAt: new Date(now) });
+      .update({ status: PairingStatus.PENDING, expiresAt: LessThanOrEqual(new Date(now)) }, { status: PairingStatus.EXPIRED, updatedAt: new Date(now) });
   }
 
   private async uniqueCode(tx: Ctx): Promise<string> {
