@@ -5,6 +5,7 @@ import { CliError, println, processIO, type CliIO, type CliRun } from './cli-io'
 import { registerClearMemoryCommand } from './commands/clear-memory.command';
 import { registerDoctorCommand } from './commands/doctor.command';
 import { registerMigrateCommand } from './commands/migrate.command';
+import { registerPairingCommand } from './commands/pairing.command';
 import { registerServeCommand } from './commands/serve.command';
 import { registerTokenCommand } from './commands/token.command';
 import { registerTrustCommand } from './commands/trust.command';
@@ -29,6 +30,7 @@ export function buildCli(run: CliRun): Command {
   registerTokenCommand(program, run);
   registerUsersCommand(program, run);
   registerTrustCommand(program, run);
+  registerPairingCommand(program, run);
   registerMigrateCommand(program, run);
   registerClearMemoryCommand(program, run);
   registerDoctorCommand(program, run);
