@@ -2,6 +2,7 @@ import type { AppConfig } from '../config';
 import type { Logger } from '../common/logger';
 import type { SecretRedactor } from '../common/secret-redactor';
 import type { ChannelTransport } from '../channels/channel.types';
+import { TelegramTransport } from '../channels/telegram/telegram.adapter';
 import { whatsAppTransportFromConfig } from '../channels/whatsapp';
 
 export interface ChannelTransportDeps {
@@ -19,6 +20,7 @@ export interface ChannelTransportDeps {
 export function createChannelTransports(deps: ChannelTransportDeps): ChannelTransport[] {
   const { config } = deps;
   const transports: ChannelTransport[] = [];
+  if (config.channels.telegram.enabled) transports.push(TelegramTransport.fromConfig(deps));
   if (config.channels.whatsapp.enabled) transports.push(whatsAppTransportFromConfig(config, deps));
   return transports;
 }
