@@ -17,7 +17,8 @@ export interface JobMap {
     result: ChatResult;
   };
   'outbound.deliver': {
-    data: { ctx: SerializedCtx; channel: string; chatId: string; key: string; chunks: string[] };
+    /** Serves the chat's outbound mailbox; `key` is the message this job was added for. */
+    data: { ctx: SerializedCtx; channel: string; chatId: string; key: string };
     result: { sent: number; skipped: number };
   };
 }
