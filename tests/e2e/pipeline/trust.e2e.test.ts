@@ -217,3 +217,65 @@ describe('trust end to end', () => {
     expect(recorder.chunks.filter((c) => c.chatId === 'tg-blocked')).toEqual([]);
   });
 });
+
+/** The same rules for models without native tool calls, which write a JSON `tool_calls` block in text. */
+describe('trust end to end, tool calls in text', () => {
+  let t: TestApp;
+  let model: FakeOpenAIServer;
+
+  beforeAll(async () => {
+    model = await FakeOpenAIServer.start();
+    model.setDefault((req: RecordedRequest) => {
+      const last = req.body?.messages?.at(-1);
+      if (last?.role === 'user' && String(last.content).startsWith('Tool result')) return FakeReplies.text('final answer in text mode');
+      return FakeReplies.textToolCalls([
+        { name: 'current_time', arguments: { timezone: 'UTC' } },
+        { name: 'shell', arguments: { argv: ['echo', 'from text'] } },
+        { name: 'http_request', arguments: { url: 'http://10.0.0.1/' } },
+      ]);
+    });
+    t = await startTestApp({
+      config: {
+        ai: { providers: { plain: { base_url: model.baseUrl, model: 'plain-model', supports_tools: false } } },
+        tools: { shell: { enabled: true, allow: ['echo'] } },
+        log: { level: 'warn' },
+      },
+    });
+  });
+  afterAll(async () => {
+    await t.close();
+    await model.close();
+  });
+
+  it('an ADMIN: the tools are described in the prompt, allowed calls run, the others are refused and audited', async () => {
+    const owner = t.client(t.ownerToken);
+    const admin = await createUserWithToken(owner, 'text admin', 'ADMIN');
+    const client = t.client(admin.token);
+    const { sessionId } = await send(client, '/whoami');
+    const events = new EventCollector(client.wsClient(), sessionId);
+    await send(client, 'what time is it?');
+    await events.waitFor((es) => es.some((e) => e.__typename === 'TurnFinished'));
+    expect(events.events.find((e) => e.__typename === 'TurnFinished')).toMatchObject({ status: 'done' });
+
+    const [asked, answered] = model.chatRequests();
+    expect(asked!.body?.tools).toBeUndefined();
+    const system = String(asked!.body?.messages?.[0]?.content);
+    expect(system).toContain('{"tool_calls":[{"name":"<tool>","arguments":{…}}]}');
+    expect(system.match(/^- (\w+):/gm)?.map((l) => l.slice(2, -1)).sort()).toEqual(['current_time', 'http_request', 'send_message']);
+
+    const results = (answered!.body?.messages ?? []).filter((m) => m.role === 'user' && String(m.content).startsWith('Tool result')).map((m) => String(m.content));
+    expect(results).toHaveLength(3);
+    expect(results[0]).toMatch(/^Tool result \(current_time\):\n\{/);
+    expect(results[1]).toMatch(/^Tool result \(shell\):\nRefused: the tool "shell" needs OWNER trust; the sender is ADMIN/);
+    expect(results[2]).toMatch(/^Tool result \(http_request\):\nRefused: .*10\.0\.0\.1 is not a public address/);
+
+    const log = dataOf(await owner.http(AuditLogDocument, { first: 50, filter: { action: 'tool.refused', actorUserId: admin.id } })).auditLog;
+    expect(log.edges.map((e) => (e.node.details as { tool: string }).tool).sort()).toEqual(['http_request', 'shell']);
+    const reply = await t.app.db.repo(t.app.systemCtx('test'), Message).find({ where: { sessionId, role: MessageRole.ASSISTANT }, order: { id: 'ASC' } });
+    expect(reply.at(-1)).toMatchObject({ content: 'final answer in text mode', status: MessageStatus.DONE });
+    expect(await t.app.db.repo(t.app.systemCtx('test'), ToolApproval).count()).toBe(0);
+    events.stop();
+    await client.close();
+    await owner.close();
+  });
+});
