@@ -57,7 +57,7 @@ export class OutboundQueue implements OutboundSender, NoticeSender {
     private readonly options: OutboundQueueOptions,
   ) {
     this.queue = new Queue(QUEUES.outbound, { connection: redis, prefix: `${options.prefix}:bull` });
-    this.locks = new RedisLock(redis, 60_000);
+    this.locks = new RedisLock(redis, options.lockMs);
   }
 
   private limitFor(channel: string): number {

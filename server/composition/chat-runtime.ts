@@ -17,6 +17,8 @@ import { createToolLayer, type ToolLayer } from './tool-layer';
 import { createChannelTransports } from './channel-transports';
 import { createSenderPolicies } from './sender-policies';
 import { ModelCallExecutor } from '../modules/agent/model-call-executor';
+import { ReplyRedelivery } from '../modules/agent/reply-redelivery';
+import { Ctx } from '../common/ctx';
 import { SlashCommandService } from '../modules/commands';
 import { PairingService, registerPairingCommands } from '../modules/pairing';
 import { RunningTurns, TurnService } from '../modules/conversation';
@@ -204,6 +206,7 @@ export class ChatRuntime {
       await this.channels.start(transport.channel, (message) => this.pipeline.handle(message).then(() => undefined));
     }
     await this.turns.recoverPending(this.deps.logger);
+    await new ReplyRedelivery(this.deps.db, this.outbound).recover(Ctx.system(this.deps.logger, 'redelivery'));
   }
 
   async dispose(): Promise<void> {

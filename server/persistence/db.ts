@@ -1,15 +1,18 @@
 import type { DataSource, EntityTarget, ObjectLiteral, Repository } from 'typeorm';
 import type { Ctx } from '../common/ctx';
+import { SqliteTransactionGate } from './sqlite-transaction-gate';
 
 /**
  * The only door to the database: repositories bound to the context's transaction, and transactions.
- * On SQLite (one connection) transactions are serialized in-process so that concurrent requests never
- * nest BEGINs on the same connection.
+ * On SQLite (one connection) a gate isolates transactions from concurrent requests (see
+ * SqliteTransactionGate).
  */
 export class Db {
-  private tail: Promise<unknown> = Promise.resolve();
+  private readonly gate: SqliteTransactionGate | null;
 
-  constructor(readonly dataSource: DataSource) {}
+  constructor(readonly dataSource: DataSource) {
+    this.gate = dataSource.options.type === 'postgres' ? null : new SqliteTransactionGate(dataSource);
+  }
 
   get kind(): 'sqlite' | 'postgres' {
     return this.dataSource.options.type === 'postgres' ? 'postgres' : 'sqlite';
@@ -22,12 +25,9 @@ export class Db {
 
   /** Runs `fn` in a transaction; nested calls reuse the outer one. */
   async withTransaction<T>(ctx: Ctx, fn: (ctx: Ctx) => Promise<T>): Promise<T> {
-    if (ctx.manager?.queryRunner?.isTransactionActive) return fn(ctx);
+    if (ctx.manager?.queryRunner?.isTransactionActive && (!this.gate || this.gate.insideTransaction())) return fn(ctx);
     const run = () => this.dataSource.transaction((manager) => fn(ctx.withManager(manager)));
-    if (this.kind === 'postgres') return run();
-    const result = this.tail.then(run, run);
-    this.tail = result.catch(() => undefined);
-    return result;
+    return this.gate ? this.gate.run(run) : run();
   }
 
   /** Cheap liveness query for /readyz and doctor. */

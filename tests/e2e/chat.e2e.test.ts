@@ -44,7 +44,6 @@ describe('chat over GraphQL with live replies', () => {
     const all = await events.waitFor((es) => es.some((e) => e.__typename === 'TurnFinished'));
     const kinds = all.map((e) => e.__typename).filter((k) => k !== 'Notice');
     const started = kinds.indexOf('TurnStarted');
-    const finished = kinds.indexOf('TurnFinished');
     const replyAdded = all.findIndex((e) => e.__typename === 'MessageAdded' && e.role === 'ASSISTANT');
     expect(started).toBeGreaterThanOrEqual(0);
     expect(kinds.slice(started + 1).filter((k) => k === 'ReplyDelta').length).toBeGreaterThan(1);

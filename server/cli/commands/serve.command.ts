@@ -34,7 +34,8 @@ export function registerServeCommand(program: Command, run: CliRun): void {
       process.on('SIGINT', () => stop('SIGINT'));
       process.on('SIGTERM', () => stop('SIGTERM'));
       try {
-        await app.listen();
+        if (opts.role !== 'worker') await app.listen();
+        if (opts.role !== 'api') await app.startWorkers();
       } catch (err) {
         await app.dispose();
         throw err;

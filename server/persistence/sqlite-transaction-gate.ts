@@ -1,0 +1,64 @@
+import { AsyncLocalStorage } from 'node:async_hooks';
+import type { DataSource, QueryRunner } from 'typeorm';
+
+type QueryFn = (...args: unknown[]) => Promise<unknown>;
+
+/**
+ * Isolation for SQLite. TypeORM's better-sqlite3 driver runs everything on ONE connection, so while one
+ * request's transaction waits on an `await`, another request's queries would run inside it (and be
+ * rolled back with it), and TypeORM's implicit `save()` transactions would nest as savepoints of a
+ * foreign transaction. The gate fixes that:
+ * - explicit transactions (`run`) are serialized and marked as owned by their async context;
+ * - while one is open, queries from any other async context wait until it ends;
+ * - TypeORM's implicit per-`save()` transactions outside an explicit one are skipped (each statement is
+ *   atomic by itself in SQLite; multi-row work that must be atomic uses `Db.withTransaction`).
+ */
+export class SqliteTransactionGate {
+  private readonly als = new AsyncLocalStorage<object>();
+  private owner: object | null = null;
+  private ownerDone: Promise<void> = Promise.resolve();
+  private queue: Promise<unknown> = Promise.resolve();
+
+  constructor(dataSource: DataSource) {
+    const runner: QueryRunner = dataSource.driver.createQueryRunner('master');
+    const query = (runner.query as QueryFn).bind(runner);
+    const start = runner.startTransaction.bind(runner);
+    const commit = runner.commitTransaction.bind(runner);
+    const rollback = runner.rollbackTransaction.bind(runner);
+    const inOwner = () => this.owner !== null && this.als.getStore() === this.owner;
+    const gated: QueryFn = async (...args) => {
+      while (this.owner !== null && this.als.getStore() !== this.owner) await this.ownerDone;
+      // Take the write lock at BEGIN: a deferred transaction that reads, then writes while another
+      // process (a worker sharing the file) writes fails with SQLITE_BUSY at once, busy_timeout or not.
+      if (args[0] === 'BEGIN TRANSACTION') args[0] = 'BEGIN IMMEDIATE TRANSACTION';
+      return query(...args);
+    };
+    (runner as unknown as { query: QueryFn }).query = gated;
+    runner.startTransaction = (level) => (inOwner() ? start(level) : Promise.resolve());
+    runner.commitTransaction = () => (inOwner() ? commit() : Promise.resolve());
+    runner.rollbackTransaction = () => (inOwner() ? rollback() : Promise.resolve());
+  }
+
+  /** True when the caller runs inside the open transaction. */
+  insideTransaction(): boolean {
+    return this.owner !== null && this.als.getStore() === this.owner;
+  }
+
+  /** Runs `fn` as the only transaction; other contexts' queries wait until it ends. */
+  run<T>(fn: () => Promise<T>): Promise<T> {
+    const turn = this.queue.then(async () => {
+      const token = {};
+      let done!: () => void;
+      this.ownerDone = new Promise<void>((resolve) => (done = resolve));
+      this.owner = token;
+      try {
+        return await this.als.run(token, fn);
+      } finally {
+        this.owner = null;
+        done();
+      }
+    });
+    this.queue = turn.catch(() => undefined);
+    return turn;
+  }
+}
