@@ -54,8 +54,8 @@ async function approvePairing(ctx: Ctx, pairing: PairingService, args: string[])
   const who = `${user.displayName} (${request.channel}:${request.handle})`;
   return {
     reply: created
-      ? `Approved pairing ${request.code}: ${who} is now a ${user.trust} user (${user.id}) and has been told.`
-      : `Approved pairing ${request.code}: ${who} is linked to the existing user ${user.id} (${user.trust}) and has been told.`,
+      ? `Approved pairing ${request.code}: ${who} is now a ${user.trust} user (${user.id}); I am letting them know.`
+      : `Approved pairing ${request.code}: ${who} is linked to the existing user ${user.id} (${user.trust}); I am letting them know.`,
   };
 }
 
