@@ -29,6 +29,10 @@ import { UserResolver } from './graphql/resolvers/user.resolver';
 import { ChatResolver } from './graphql/resolvers/chat.resolver';
 import { ToolResolver } from './graphql/resolvers/tool.resolver';
 import { ChatRuntime } from './composition/chat-runtime';
+import { PairingService } from './modules/pairing';
+import { PairingResolver } from './graphql/resolvers/pairing.resolver';
+import { ChannelResolver } from './graphql/resolvers/channel.resolver';
+import { ChannelOverview } from './channels/policies/channel-overview';
 import { startHttpServer, type RunningHttpServer } from './http/http-server';
 
 export interface AppOptions {
@@ -167,6 +171,9 @@ export class App {
       registry.set(ChatResolver, new ChatResolver(chat.web, s.sessions, chat.lifecycle, chat.turnQueue, chat.events, chat.usage));
       registry.set(ToolResolver, new ToolResolver(chat.tools.registry, chat.tools.approvals));
     }
+    registry.set(PairingResolver, new PairingResolver(new PairingService(this.db, s.audit, s.users, chat?.outbound ?? null)));
+    const overview = chat ? new ChannelOverview({ registry: chat.channels, settings: s.plugins, api: this.config.channels }) : null;
+    if (overview) registry.set(ChannelResolver, new ChannelResolver(overview));
     const schema = await buildAppSchema(registry, undefined);
     const explorer = this.config.server.explorer && process.env.NODE_ENV !== 'production';
     this.http = await startHttpServer({
@@ -187,6 +194,7 @@ export class App {
                 await s.sessions.getVisible(ctx, sessionId);
                 return chat.events.subscribe(sessionId, afterSeq);
               },
+              channelStatus: (ctx) => overview!.watch(ctx),
             }
           : undefined,
       }),

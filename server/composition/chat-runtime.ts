@@ -6,6 +6,7 @@ import type { Db } from '../persistence/db';
 import type { RedisConnections } from '../redis/redis-connections';
 import { RedisSessionEvents } from '../redis/redis-session-events';
 import { ChannelRegistry } from '../channels/channel-registry';
+import { ChannelSwitch } from '../channels/policies/channel-switch';
 import { ChannelDirectReplier } from '../channels/direct-replier';
 import { InboundPipeline, REFUSE_UNKNOWN, type Deduper, type SenderPolicy } from '../channels/inbound-pipeline';
 import { WebChannel } from '../channels/web/web-channel';
@@ -202,9 +203,14 @@ export class ChatRuntime {
     const stopOutbound = await this.outbound.startWorker(redis.create('worker-outbound'));
     this.stack.add('outbound worker', stopOutbound);
     this.stack.add('channels', () => this.channels.stopAll());
-    for (const transport of this.channels.all()) {
-      await this.channels.start(transport.channel, (message) => this.pipeline.handle(message).then(() => undefined));
-    }
+    const channelSwitch = new ChannelSwitch({
+      registry: this.channels,
+      settings: this.deps.plugins,
+      sink: (m) => this.pipeline.handle(m).then(() => undefined),
+      logger: this.deps.logger.child({ module: 'channels' }),
+    });
+    await channelSwitch.start();
+    this.stack.add('channel switch', () => channelSwitch.stop());
     await this.turns.recoverPending(this.deps.logger);
     await new ReplyRedelivery(this.deps.db, this.outbound).recover(Ctx.system(this.deps.logger, 'redelivery'));
   }

@@ -10,9 +10,11 @@ import { SessionResolver } from './resolvers/session.resolver';
 import { UserResolver } from './resolvers/user.resolver';
 import { ChatResolver } from './resolvers/chat.resolver';
 import { ToolResolver } from './resolvers/tool.resolver';
+import { PairingResolver } from './resolvers/pairing.resolver';
+import { ChannelResolver } from './resolvers/channel.resolver';
 
 /** Every resolver class, in a fixed order so the emitted SDL is stable. */
-export const RESOLVERS = [UserResolver, ApiTokenResolver, SessionResolver, MemoryResolver, AdminResolver, ChatResolver, ToolResolver] as const;
+export const RESOLVERS = [UserResolver, ApiTokenResolver, SessionResolver, MemoryResolver, AdminResolver, ChatResolver, ToolResolver, PairingResolver, ChannelResolver] as const;
 
 /** Resolver instances by class; the composition root fills it. */
 export type ResolverRegistry = Map<Function, object>;
