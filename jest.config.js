@@ -8,20 +8,7 @@ module.exports = {
   globalTeardown: '<rootDir>/tests/support/global-teardown.ts',
   testTimeout: 30000,
   transform: {
-    '^.+\\.(t|j|mj)s$': [
-      '@swc/jest',
-      {
-        swcrc: false,
-        sourceMaps: 'inline',
-        module: { type: 'commonjs' },
-        jsc: {
-          target: 'es2022',
-          parser: { syntax: 'typescript', decorators: true },
-          transform: { legacyDecorator: true, decoratorMetadata: true, useDefineForClassFields: false },
-          keepClassNames: true,
-        },
-      },
-    ],
+    '^.+\\.(t|j|mj)s$': ['@swc/jest', require('./swc.options.js')],
   },
   transformIgnorePatterns: [`/node_modules/(?!(${esmOnly.join('|')})/)`],
   moduleNameMapper: {

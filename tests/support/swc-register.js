@@ -3,19 +3,10 @@
 'use strict';
 const fs = require('node:fs');
 const { transformSync } = require('@swc/core');
+const options = require('../../swc.options.js');
 
 require.extensions['.ts'] = function compile(module, filename) {
   const source = fs.readFileSync(filename, 'utf8');
-  const { code } = transformSync(source, {
-    filename,
-    sourceMaps: 'inline',
-    module: { type: 'commonjs' },
-    jsc: {
-      target: 'es2022',
-      parser: { syntax: 'typescript', decorators: true },
-      transform: { legacyDecorator: true, decoratorMetadata: true, useDefineForClassFields: false },
-      keepClassNames: true,
-    },
-  });
+  const { code } = transformSync(source, { ...options, filename });
   module._compile(code, filename);
 };

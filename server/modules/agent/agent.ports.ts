@@ -1,16 +1,10 @@
 import type { Ctx } from '../../common/ctx';
 import type { Session } from '../sessions/session.entity';
 import type { ToolCall, ToolSpec } from '../models/model-provider';
+import type { ToolContext } from '../tools/tool';
 
-/** Where and for whom a tool runs. */
-export interface AgentToolContext {
-  ctx: Ctx;
-  sessionId: string;
-  channel: string;
-  chatId: string | null;
-  signal: AbortSignal;
-  turnId?: string;
-}
+/** Where and for whom a tool runs (the tool layer's ToolContext). */
+export type AgentToolContext = ToolContext;
 
 export interface AgentToolOutcome {
   id: string;

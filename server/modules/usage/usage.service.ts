@@ -63,14 +63,7 @@ export class UsageService {
     const groups = new Map<string, UsageRow>();
     for (const r of rows) {
       const key = keyOf(r, groupBy);
-      const g = groups.get(key) ?? { key, calls: 0, inputTokens: 0, outputTokens: 0, cacheReadTokens: 0, cacheWriteTokens: 0, estimated: false };
-      g.calls += 1;
-      g.inputTokens += r.inputTokens;
-      g.outputTokens += r.outputTokens;
-      g.cacheReadTokens += r.cacheReadTokens;
-      g.cacheWriteTokens += r.cacheWriteTokens;
-      g.estimated ||= r.estimated;
-      groups.set(key, g);
+      groups.set(key, addRecord(groups.get(key) ?? emptyRow(key), r));
     }
     return [...groups.values()].sort((a, b) => a.key.localeCompare(b.key));
   }
@@ -78,17 +71,24 @@ export class UsageService {
   /** Totals of one session (for /usage and /status). */
   async sessionTotals(ctx: Ctx, sessionId: string): Promise<UsageRow> {
     const rows = await this.db.repo(ctx, UsageRecord).findBy({ sessionId });
-    const total: UsageRow = { key: sessionId, calls: 0, inputTokens: 0, outputTokens: 0, cacheReadTokens: 0, cacheWriteTokens: 0, estimated: false };
-    for (const r of rows) {
-      total.calls += 1;
-      total.inputTokens += r.inputTokens;
-      total.outputTokens += r.outputTokens;
-      total.cacheReadTokens += r.cacheReadTokens;
-      total.cacheWriteTokens += r.cacheWriteTokens;
-      total.estimated ||= r.estimated;
-    }
-    return total;
+    return rows.reduce(addRecord, emptyRow(sessionId));
   }
+}
+
+function emptyRow(key: string): UsageRow {
+  return { key, calls: 0, inputTokens: 0, outputTokens: 0, cacheReadTokens: 0, cacheWriteTokens: 0, estimated: false };
+}
+
+function addRecord(row: UsageRow, r: UsageRecord): UsageRow {
+  return {
+    key: row.key,
+    calls: row.calls + 1,
+    inputTokens: row.inputTokens + r.inputTokens,
+    outputTokens: row.outputTokens + r.outputTokens,
+    cacheReadTokens: row.cacheReadTokens + r.cacheReadTokens,
+    cacheWriteTokens: row.cacheWriteTokens + r.cacheWriteTokens,
+    estimated: row.estimated || r.estimated,
+  };
 }
 
 function keyOf(r: UsageRecord, groupBy: UsageGroupBy): string {
