@@ -158,7 +158,9 @@ export async function startHttpServer(options: HttpServerOptions): Promise<Runni
   app.get('/readyz', async (_req, res) => {
     const checks = await options.readiness();
     const ok = Object.values(checks).every((v) => v === null);
-    res.status(ok ? 200 : 503).json({ status: ok ? 'ready' : 'not ready', checks: Object.fromEntries(Object.entries(checks).map(([k, v]) => [k, v ?? 'ok'])) });
+    // Details go to the log, not to anonymous callers.
+    if (!ok) logger.warn({ checks }, 'not ready');
+    res.status(ok ? 200 : 503).json({ status: ok ? 'ready' : 'not ready', checks: Object.fromEntries(Object.entries(checks).map(([k, v]) => [k, v === null ? 'ok' : 'unavailable'])) });
   });
   if (options.explorer) {
     app.get('/graphql', (req, res, next) => {
