@@ -21,10 +21,20 @@ class ImageInput {
   dataBase64!: string;
 }
 
+/** Which client a message comes from; it picks the default session (`web:<userId>` or `tui:<userId>`). */
+enum ChatChannel {
+  WEB = 'web',
+  TUI = 'tui',
+}
+registerEnumType(ChatChannel, { name: 'ChatChannel', description: 'The client channel of sendMessage: WEB (web chat) or TUI (muninn chat).' });
+
 @InputType()
 class SendMessageInput {
-  @Field(() => ID, { nullable: true, description: 'One of your ACTIVE sessions; default your web session.' })
+  @Field(() => ID, { nullable: true, description: 'One of your ACTIVE sessions; default your active session of the channel.' })
   sessionId?: string | null;
+
+  @Field(() => ChatChannel, { nullable: true, defaultValue: ChatChannel.WEB, description: 'WEB (default) or TUI (the terminal client, session tui:<userId>).' })
+  channel?: ChatChannel | null;
 
   @Field()
   @MaxLength(MAX_TEXT_CHARS)
@@ -105,7 +115,7 @@ export class ChatResolver {
   @Authorized(TrustLevel.MEMBER)
   @Mutation(() => Turn)
   sendMessage(@Arg('input') input: SendMessageInput, @GqlCtx() { ctx }: GraphQLContext): Promise<Turn> {
-    return this.web.send(ctx, input);
+    return this.web.send(ctx, input, input.channel ?? ChatChannel.WEB);
   }
 
   @Authorized(TrustLevel.MEMBER)
