@@ -1,6 +1,7 @@
 import 'reflect-metadata';
 import { mkdirSync } from 'node:fs';
 import path from 'node:path';
+import * as sqliteVec from 'sqlite-vec';
 import { DataSource, type DataSourceOptions } from 'typeorm';
 import type { AppConfig } from '../config';
 import { ENTITIES } from './entities';
@@ -42,10 +43,16 @@ export function createDataSource(config: AppConfig): DataSource {
       enableWAL: true,
       // Migrations on SQLite recreate tables; foreign keys are checked again after each transaction.
       migrationsTransactionMode: 'each',
-      prepareDatabase: (db: { pragma(sql: string): unknown }) => {
+      prepareDatabase: (db: { pragma(sql: string): unknown; loadExtension(file: string, entrypoint?: string): void }) => {
         db.pragma(`busy_timeout = ${config.database.busy_timeout_ms}`);
         db.pragma('foreign_keys = ON');
         db.pragma('synchronous = NORMAL');
+        // Vector index of the memory store; without the extension memory search is keyword-only (the store says so).
+        try {
+          sqliteVec.load(db);
+        } catch {
+          /* reported once by SqlMemoryStore.init */
+        }
       },
     };
   }

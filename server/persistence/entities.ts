@@ -5,6 +5,8 @@ import { Session } from '../modules/sessions/session.entity';
 import { Message } from '../modules/sessions/message.entity';
 import { Image } from '../modules/sessions/image.entity';
 import { Memory } from '../modules/memory/memory.entity';
+import { MemoryIndexEntry } from '../modules/memory/memory-index-entry.entity';
+import { MemoryEmbedding } from '../modules/memory/memory-embedding.entity';
 import { LearnedSkill } from '../modules/skills/learned-skill.entity';
 import { Beat } from '../modules/beats/beat.entity';
 import { BeatRun } from '../modules/beats/beat-run.entity';
@@ -23,6 +25,8 @@ export const ENTITIES = [
   Message,
   Image,
   Memory,
+  MemoryIndexEntry,
+  MemoryEmbedding,
   LearnedSkill,
   Beat,
   BeatRun,

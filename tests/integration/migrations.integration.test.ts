@@ -45,7 +45,8 @@ async function tablesOf(ds: DataSource): Promise<string[]> {
       ? await ds.query(
           `SELECT table_name AS name FROM information_schema.tables WHERE table_schema = current_schema() AND table_type = 'BASE TABLE'`,
         )
-      : await ds.query(`SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%'`);
+      : // Ordinary tables only: FTS5/vec0 virtual tables and their shadow tables are not entities.
+        await ds.query(`SELECT name FROM pragma_table_list WHERE schema = 'main' AND type = 'table' AND name NOT LIKE 'sqlite_%'`);
   return rows.map((r) => r.name).sort();
 }
 

@@ -9,6 +9,7 @@ import { MemoryScope, MemoryType } from './memory.types';
 @Entity('memories')
 @Index(['scope', 'userId'])
 @Index(['scope', 'groupId'])
+@Index(['userId', 'source'])
 export class Memory extends BaseRecord {
   @Field(() => MemoryType)
   @Column({ type: 'varchar', length: 16 })
@@ -43,4 +44,12 @@ export class Memory extends BaseRecord {
   @Field(() => Float)
   @Column({ type: 'float', default: 0.5 })
   importance!: number;
+
+  /**
+   * Where the memory comes from when it is not written directly: `workspace:<path>` for a chunk of a
+   * workspace file (replaced whenever the file is re-indexed; edit the file, not the memory).
+   */
+  @Field(() => String, { nullable: true, description: 'workspace:<path> for chunks of workspace files (edit the file instead); null otherwise.' })
+  @Column({ type: 'varchar', length: 300, nullable: true })
+  source!: string | null;
 }
