@@ -6,6 +6,8 @@ import type { ChatResult } from '../server/modules/models/model-provider';
 export const QUEUES = {
   turns: 'turns',
   outbound: 'outbound',
+  summarizer: 'summarizer',
+  maintenance: 'maintenance',
   modelCalls: (provider: string) => `model-calls.${provider}`,
 } as const;
 
@@ -20,6 +22,16 @@ export interface JobMap {
     /** Serves the chat's outbound mailbox; `key` is the message this job was added for. */
     data: { ctx: SerializedCtx; channel: string; chatId: string; key: string };
     result: { sent: number; skipped: number };
+  };
+  'summarizer.exchange': {
+    /** Condenses one finished exchange into memories (`session.summarizer_mode: auto`). */
+    data: { ctx: SerializedCtx; sessionId: string; userMessageIds: string[]; replyMessageId: string };
+    result: { memories: number };
+  };
+  'maintenance.run': {
+    /** Retention of archived sessions, overdue tool approvals. */
+    data: Record<string, never>;
+    result: { prunedSessions: number; expiredApprovals: number };
   };
 }
 

@@ -3,6 +3,7 @@ import path from 'node:path';
 import type { DestinationStream } from 'pino';
 import type { DataSource } from 'typeorm';
 import type { AppConfig } from './config';
+import type { Clock } from './common/clock';
 import { Ctx } from './common/ctx';
 import { DisposableStack } from './common/disposable';
 import { createLogger, type Logger } from './common/logger';
@@ -41,6 +42,8 @@ export interface AppOptions {
   logDestination?: DestinationStream;
   /** Connect to Redis (managed or REDIS_URL). CLI commands that only touch the database turn it off. @default true */
   redis?: boolean;
+  /** Time for session resets and retention; tests move it forward. @default wall-clock time */
+  clock?: Clock;
 }
 
 /** The services of one process. */
@@ -131,6 +134,7 @@ export class App {
           sessions: services.sessions,
           audit,
           plugins: services.plugins,
+          clock: options.clock,
         });
         const runtime = chat;
         stack.add('chat runtime', () => runtime.dispose());

@@ -38,6 +38,14 @@ export interface DirectReplier {
   reply(ctx: Ctx, message: InboundMessage, text: string, session: Session | null): Promise<void>;
 }
 
+/**
+ * Port: rotates a stale session (daily reset, idle timeout) before a message goes in; returns the session
+ * to use and a notice for the sender, or null when the session is fine.
+ */
+export interface SessionExpiry {
+  refresh(ctx: Ctx, session: Session): Promise<{ session: Session; notice: string | null } | null>;
+}
+
 /** Port: remembers platform message ids for a while; true when the id was seen before. */
 export interface Deduper {
   seen(key: string): Promise<boolean>;
@@ -55,6 +63,8 @@ export interface InboundPipelineDeps {
   dmScope: () => 'per-user' | 'main';
   replier: DirectReplier;
   logger: Logger;
+  /** Session resets (`session.daily_reset_hour`, `session.idle_minutes`); none when omitted. */
+  expiry?: SessionExpiry;
 }
 
 /**
@@ -183,6 +193,11 @@ export class InboundPipeline {
       chatId: message.chatId,
       chatKind: group ? ChatKind.GROUP : ChatKind.DM,
     });
+    const fresh = await this.deps.expiry?.refresh(c.ctx, c.session);
+    if (fresh) {
+      c.session = fresh.session;
+      if (fresh.notice) c.replies.push(fresh.notice);
+    }
     await next();
   }
 

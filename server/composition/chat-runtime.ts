@@ -1,4 +1,5 @@
 import type { AppConfig } from '../config';
+import { SYSTEM_CLOCK, type Clock } from '../common/clock';
 import { DisposableStack } from '../common/disposable';
 import type { Logger } from '../common/logger';
 import type { SecretRedactor } from '../common/secret-redactor';
@@ -24,12 +25,13 @@ import { SlashCommandService } from '../modules/commands';
 import { PairingService, registerPairingCommands } from '../modules/pairing';
 import { RunningTurns, TurnService } from '../modules/conversation';
 import { estimateMessages, ModelRouter } from '../modules/models';
-import { SessionLifecycleService, type SessionService } from '../modules/sessions';
+import { SessionExpiryService, SessionLifecycleService, SessionMaintenanceService, type SessionService } from '../modules/sessions';
 import { UsageService } from '../modules/usage';
 import type { UserService } from '../modules/users';
 import { ModelCallQueue } from '../../jobs/model-calls';
 import { OutboundQueue } from '../../jobs/outbound';
 import { TurnQueue } from '../../jobs/turns';
+import { MaintenanceQueue } from '../../jobs/maintenance';
 
 export interface ChatRuntimeDeps {
   config: AppConfig;
@@ -43,7 +45,12 @@ export interface ChatRuntimeDeps {
   plugins: PluginSettingService;
   /** Optional overrides, e.g. a model router built around a test provider. */
   router?: ModelRouter;
+  /** Time for session resets and retention; tests move it forward. @default SYSTEM_CLOCK */
+  clock?: Clock;
 }
+
+/** How often the maintenance job runs (retention, overdue approvals). */
+const MAINTENANCE_EVERY_MS = 3_600_000;
 
 /**
  * Everything that answers messages: queues, model router, agent, inbound pipeline and channels. Built
@@ -72,6 +79,8 @@ export class ChatRuntime {
     readonly pipeline: InboundPipeline,
     readonly web: WebChannel,
     private readonly policies: Map<string, SenderPolicy>,
+    readonly sessionMaintenance: SessionMaintenanceService,
+    readonly maintenance: MaintenanceQueue,
   ) {}
 
   static async create(deps: ChatRuntimeDeps): Promise<ChatRuntime> {
@@ -84,7 +93,8 @@ export class ChatRuntime {
       deps.router ??
       (await ModelRouter.fromConfig(config.ai, { logger: logger.child({ module: 'models' }), redactor: deps.redactor, sensitiveLogs: config.log.sensitive }));
     const events = new RedisSessionEvents(main, eventsSub, logger.child({ module: 'events' }), { prefix });
-    const lifecycle = new SessionLifecycleService(db);
+    const clock = deps.clock ?? SYSTEM_CLOCK;
+    const lifecycle = new SessionLifecycleService(db, clock);
     const usage = new UsageService(db);
     const running = new RunningTurns();
     const turnQueue = new TurnQueue(main, {
@@ -162,9 +172,32 @@ export class ChatRuntime {
       dmScope: () => config.session.dm_scope,
       replier: new ChannelDirectReplier(events, outbound),
       logger: logger.child({ module: 'inbound' }),
+      expiry: new SessionExpiryService(lifecycle, events, () => ({ dailyResetHour: config.session.daily_reset_hour, idleMinutes: config.session.idle_minutes }), clock),
     });
     const web = new WebChannel(pipeline, deps.users, deps.sessions);
-    const runtime = new ChatRuntime(deps, router, events, lifecycle, usage, running, turnQueue, modelQueue, outbound, channels, tools, turns, agent, commands, pipeline, web, policies);
+    const sessionMaintenance = new SessionMaintenanceService(db, deps.sessions, turnQueue, events, clock);
+    const maintenance = new MaintenanceQueue(main, { prefix, everyMs: MAINTENANCE_EVERY_MS, logger: logger.child({ module: 'maintenance' }) });
+    const runtime = new ChatRuntime(
+      deps,
+      router,
+      events,
+      lifecycle,
+      usage,
+      running,
+      turnQueue,
+      modelQueue,
+      outbound,
+      channels,
+      tools,
+      turns,
+      agent,
+      commands,
+      pipeline,
+      web,
+      policies,
+      sessionMaintenance,
+      maintenance,
+    );
     for (const transport of createChannelTransports({ config, logger, redactor: deps.redactor, onStatus: (t) => channels.emitStatus(t.status()) })) {
       channels.register(transport);
     }
@@ -173,6 +206,7 @@ export class ChatRuntime {
       await turnQueue.close();
       await modelQueue.close();
       await outbound.close();
+      await maintenance.close();
     });
     return runtime;
   }
@@ -202,6 +236,18 @@ export class ChatRuntime {
     this.stack.add('model workers', stopModels);
     const stopOutbound = await this.outbound.startWorker(redis.create('worker-outbound'));
     this.stack.add('outbound worker', stopOutbound);
+    const { config } = this.deps;
+    const stopMaintenance = await this.maintenance.startWorker(
+      {
+        run: async (ctx) => ({
+          prunedSessions: await this.sessionMaintenance.pruneArchived(ctx, config.session.retention_days),
+          expiredApprovals: await this.tools.approvals.expireOverdue(ctx),
+        }),
+      },
+      redis.create('worker-maintenance'),
+    );
+    this.stack.add('maintenance worker', stopMaintenance);
+    await this.maintenance.schedule();
     this.stack.add('channels', () => this.channels.stopAll());
     const channelSwitch = new ChannelSwitch({
       registry: this.channels,

@@ -3,6 +3,7 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { App } from '../../server/app';
+import type { Clock } from '../../server/common/clock';
 import { loadConfig, type AppConfig } from '../../server/config';
 import { LogCapture } from './log-capture';
 import { GraphQLTestClient } from './graphql-client';
@@ -18,6 +19,8 @@ export interface TestAppOptions {
   env?: NodeJS.ProcessEnv;
   /** Run the queue workers in the test process too. @default true */
   workers?: boolean;
+  /** Time for session resets and retention (e.g. a FakeClock). @default wall-clock time */
+  clock?: Clock;
 }
 
 export interface TestApp {
@@ -60,7 +63,7 @@ export async function startTestApp(options: TestAppOptions = {}): Promise<TestAp
   const dataDir = options.dataDir ?? mkdtempSync(path.join(os.tmpdir(), 'muninn-test-'));
   const config = testConfig(dataDir, options.config, options.env);
   const logs = new LogCapture();
-  const app = await App.create({ config, logDestination: logs });
+  const app = await App.create({ config, logDestination: logs, clock: options.clock });
   const url = await app.listen();
   if (options.workers !== false && app.chat) await app.startWorkers();
   const ownerToken = readFileSync(path.join(dataDir, 'owner.token'), 'utf8').trim();

@@ -5,3 +5,5 @@ export { SessionStatus, ChatKind, MessageRole, MessageStatus } from './session.t
 export { SessionService, type SessionFilter } from './session.service';
 export { SessionLifecycleService, type SessionAttrs } from './session-lifecycle.service';
 export { sessionKeyFor, type SessionKeyInput } from './session-keys';
+export { SessionExpiryService, expiryReason, lastDailyReset, type SessionExpiryRules, type ExpiryReason } from './session-expiry';
+export { SessionMaintenanceService, type ExportedMessage, type TurnStopper } from './session-maintenance.service';

@@ -1,3 +1,4 @@
+import { SYSTEM_CLOCK, type Clock } from '../../common/clock';
 import type { Ctx } from '../../common/ctx';
 import type { Db } from '../../persistence/db';
 import { Session } from './session.entity';
@@ -13,7 +14,11 @@ export interface SessionAttrs {
 
 /** Finding, creating and rotating sessions. Callers check visibility first. */
 export class SessionLifecycleService {
-  constructor(private readonly db: Db) {}
+  constructor(
+    private readonly db: Db,
+    /** Times of starts, ends and activity; tests move it forward. */
+    private readonly clock: Clock = SYSTEM_CLOCK,
+  ) {}
 
   /** The ACTIVE session of a key, created when there is none. */
   async resolveActive(ctx: Ctx, attrs: SessionAttrs): Promise<Session> {
@@ -21,17 +26,24 @@ export class SessionLifecycleService {
       const repo = this.db.repo(tx, Session);
       const existing = await repo.findOne({ where: { key: attrs.key, status: SessionStatus.ACTIVE }, order: { id: 'DESC' } });
       if (existing) return existing;
-      const now = new Date();
+      const now = this.clock.now();
       return repo.save(repo.create({ ...attrs, status: SessionStatus.ACTIVE, startedAt: now, lastActivityAt: now, endedAt: null, previousSessionId: null }));
     });
   }
 
-  /** Archives a session and starts an empty one with the same key; returns the new one. */
+  /**
+   * Archives a session and starts an empty one with the same key; returns the new one. When the session
+   * was archived meanwhile (two rotations racing), the key's current ACTIVE session is returned instead.
+   */
   async rotate(ctx: Ctx, session: Session): Promise<Session> {
     return this.db.withTransaction(ctx, async (tx) => {
       const repo = this.db.repo(tx, Session);
-      const now = new Date();
-      await repo.update({ id: session.id }, { status: SessionStatus.ARCHIVED, endedAt: now, updatedAt: now });
+      const now = this.clock.now();
+      const archived = await repo.update({ id: session.id, status: SessionStatus.ACTIVE }, { status: SessionStatus.ARCHIVED, endedAt: now, updatedAt: now });
+      if (!archived.affected) {
+        const current = await repo.findOne({ where: { key: session.key, status: SessionStatus.ACTIVE }, order: { id: 'DESC' } });
+        if (current) return current;
+      }
       return repo.save(
         repo.create({
           key: session.key,
@@ -65,7 +77,7 @@ export class SessionLifecycleService {
         outputTokens: () => `"outputTokens" + ${Math.trunc(delta.outputTokens ?? 0)}`,
         cacheReadTokens: () => `"cacheReadTokens" + ${Math.trunc(delta.cacheReadTokens ?? 0)}`,
         cacheWriteTokens: () => `"cacheWriteTokens" + ${Math.trunc(delta.cacheWriteTokens ?? 0)}`,
-        lastActivityAt: new Date(),
+        lastActivityAt: this.clock.now(),
         updatedAt: new Date(),
       })
       .where('id = :id', { id: sessionId });

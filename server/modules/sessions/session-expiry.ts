@@ -1,0 +1,68 @@
+import { SYSTEM_CLOCK, type Clock } from '../../common/clock';
+import type { Ctx } from '../../common/ctx';
+import type { SessionEventPublisher } from '../events';
+import type { Session } from './session.entity';
+import type { SessionLifecycleService } from './session-lifecycle.service';
+import { SessionStatus } from './session.types';
+
+/** `session.daily_reset_hour` and `session.idle_minutes`; null turns a rule off. */
+export interface SessionExpiryRules {
+  /** Local hour (server time zone) at which sessions go stale daily. */
+  dailyResetHour: number | null;
+  idleMinutes: number | null;
+}
+
+export type ExpiryReason = 'daily-reset' | 'idle';
+
+/** The most recent daily reset instant at or before `now` (local time of this process). */
+export function lastDailyReset(now: Date, hour: number): Date {
+  const reset = new Date(now.getTime());
+  reset.setHours(hour, 0, 0, 0);
+  if (reset.getTime() > now.getTime()) reset.setDate(reset.getDate() - 1);
+  return reset;
+}
+
+/**
+ * Why a session is stale at `now`, or null. Idle: no activity for `idleMinutes`. Daily reset: the last
+ * activity was before the most recent reset hour (so a conversation does not carry over a reset).
+ */
+export function expiryReason(session: Pick<Session, 'lastActivityAt'>, now: Date, rules: SessionExpiryRules): ExpiryReason | null {
+  const last = session.lastActivityAt.getTime();
+  if (rules.idleMinutes !== null && now.getTime() - last >= rules.idleMinutes * 60_000) return 'idle';
+  if (rules.dailyResetHour !== null && last < lastDailyReset(now, rules.dailyResetHour).getTime()) return 'daily-reset';
+  return null;
+}
+
+const NOTICES: Record<ExpiryReason, (rules: SessionExpiryRules) => string> = {
+  'daily-reset': (r) => `🌅 A new session started: sessions reset daily at ${String(r.dailyResetHour).padStart(2, '0')}:00, and the previous one is archived.`,
+  idle: (r) => `💤 A new session started: the previous one was idle for over ${r.idleMinutes} minutes and is archived.`,
+};
+
+/**
+ * Session lifecycle rules applied when a message arrives (DESIGN §4): a stale ACTIVE session is archived
+ * and a new one started before the message goes in, and the sender is told. Both rules are off by default.
+ */
+export class SessionExpiryService {
+  constructor(
+    private readonly lifecycle: SessionLifecycleService,
+    private readonly events: SessionEventPublisher,
+    private readonly rules: () => SessionExpiryRules,
+    private readonly clock: Clock = SYSTEM_CLOCK,
+  ) {}
+
+  /**
+   * Rotates `session` when it is stale; returns the session to use and the one-line notice for the
+   * sender (null when another message rotated it a moment earlier and its sender is told), else null.
+   */
+  async refresh(ctx: Ctx, session: Session): Promise<{ session: Session; notice: string | null } | null> {
+    if (session.status !== SessionStatus.ACTIVE) return null;
+    const rules = this.rules();
+    const reason = expiryReason(session, this.clock.now(), rules);
+    if (!reason) return null;
+    const next = await this.lifecycle.rotate(ctx, session);
+    if (next.previousSessionId !== session.id) return { session: next, notice: null };
+    ctx.logger.info({ sessionId: session.id, newSessionId: next.id, reason }, 'session expired; started a new one');
+    await this.events.publish(session.id, { type: 'SessionRotated', previousSessionId: session.id, newSessionId: next.id, reason });
+    return { session: next, notice: NOTICES[reason](rules) };
+  }
+}
