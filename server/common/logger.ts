@@ -10,6 +10,27 @@ export interface LoggerOptions {
   destination?: DestinationStream;
   /** Redacts registered secrets from every line. */
   redactor: SecretRedactor;
+  /** Human-readable lines instead of JSON. @default stdout is a terminal and LOG_FORMAT is not json */
+  pretty?: boolean;
+}
+
+const LEVELS: Record<number, string> = { 10: 'TRACE', 20: 'DEBUG', 30: 'INFO ', 40: 'WARN ', 50: 'ERROR', 60: 'FATAL' };
+const HIDDEN = new Set(['level', 'time', 'app', 'msg', 'pid', 'hostname']);
+
+/** One JSON log line as `HH:MM:SS LEVEL message key=value …` for people watching a terminal. */
+export function prettyLine(line: string): string {
+  let entry: Record<string, unknown>;
+  try {
+    entry = JSON.parse(line) as Record<string, unknown>;
+  } catch {
+    return line;
+  }
+  const time = new Date(Number(entry.time)).toISOString().slice(11, 19);
+  const extras = Object.entries(entry)
+    .filter(([k]) => !HIDDEN.has(k))
+    .map(([k, v]) => `${k}=${typeof v === 'string' ? v : JSON.stringify(v)}`)
+    .join(' ');
+  return `${time} ${LEVELS[Number(entry.level)] ?? entry.level} ${String(entry.msg ?? '')}${extras ? `  ${extras}` : ''}\n`;
 }
 
 /**
@@ -17,6 +38,7 @@ export interface LoggerOptions {
  * a message or an error still never reaches the output; well-known secret fields are removed by path too.
  */
 export function createLogger(options: LoggerOptions): Logger {
+  const pretty = options.pretty ?? (!options.destination && !!process.stdout.isTTY && process.env.LOG_FORMAT !== 'json');
   return pino(
     {
       level: options.level ?? 'info',
@@ -39,7 +61,10 @@ export function createLogger(options: LoggerOptions): Logger {
         censor: '[REDACTED]',
       },
       hooks: {
-        streamWrite: (line: string) => options.redactor.redact(line),
+        streamWrite: (line: string) => {
+          const safe = options.redactor.redact(line);
+          return pretty ? prettyLine(safe) : safe;
+        },
       },
     },
     options.destination ?? pino.destination(1),
