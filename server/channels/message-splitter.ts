@@ -17,29 +17,26 @@ export function splitMessage(text: string, limit: number): string[] {
       break;
     }
     // Reserve room for a closing fence in case this chunk ends inside a block.
-    let cut = bestCut(rest, room - 4);
-    let piece = rest.slice(0, cut);
+    const { cut, skip } = bestCut(rest, room - 4);
+    const piece = rest.slice(0, cut);
     const fence = fenceStateAfter(piece, openFence);
     let body = prefix + piece;
     if (fence) body = body.replace(/\n?$/, '\n```');
     chunks.push(body);
-    rest = rest.slice(cut).replace(/^\n/, '');
+    rest = rest.slice(cut + skip);
     openFence = fence;
-    if (cut <= 0) {
-      cut = room;
-      piece = rest.slice(0, cut);
-    }
   }
   return chunks;
 }
 
-function bestCut(text: string, max: number): number {
+/** Where to cut (prefer a paragraph, then a line, then a word break) and how many separator chars to drop. */
+function bestCut(text: string, max: number): { cut: number; skip: number } {
   const window = text.slice(0, max);
   for (const sep of ['\n\n', '\n', ' ']) {
     const at = window.lastIndexOf(sep);
-    if (at > max * 0.5) return at + (sep === ' ' ? 1 : 0);
+    if (at > max * 0.5) return { cut: at, skip: sep.length };
   }
-  return max;
+  return { cut: max, skip: 0 };
 }
 
 /** The opening fence line (e.g. "```ts") still open after `piece`, given the one open before it. */

@@ -12,8 +12,10 @@ import { ChannelDirectReplier } from '../channels/direct-replier';
 import { InboundPipeline, REFUSE_UNKNOWN, type Deduper, type SenderPolicy } from '../channels/inbound-pipeline';
 import { WebChannel } from '../channels/web/web-channel';
 import { AgentLoop } from '../modules/agent/agent-loop';
-import { NO_EXCHANGE_LISTENER, NO_MEMORIES, NO_SKILLS } from '../modules/agent/agent.ports';
+import { NO_MEMORIES, NO_SKILLS } from '../modules/agent/agent.ports';
 import type { AuditService } from '../modules/audit';
+import type { MemoryService } from '../modules/memory';
+import { AutoSummarizer, SummarizerService } from '../modules/summarizer';
 import type { PluginSettingService } from '../modules/plugins';
 import { createToolLayer, type ToolLayer } from './tool-layer';
 import { createChannelTransports } from './channel-transports';
@@ -32,6 +34,7 @@ import { ModelCallQueue } from '../../jobs/model-calls';
 import { OutboundQueue } from '../../jobs/outbound';
 import { TurnQueue } from '../../jobs/turns';
 import { MaintenanceQueue } from '../../jobs/maintenance';
+import { SummarizerQueue } from '../../jobs/summarizer';
 
 export interface ChatRuntimeDeps {
   config: AppConfig;
@@ -43,6 +46,7 @@ export interface ChatRuntimeDeps {
   sessions: SessionService;
   audit: AuditService;
   plugins: PluginSettingService;
+  memories: MemoryService;
   /** Optional overrides, e.g. a model router built around a test provider. */
   router?: ModelRouter;
   /** Time for session resets and retention; tests move it forward. @default SYSTEM_CLOCK */
@@ -51,6 +55,8 @@ export interface ChatRuntimeDeps {
 
 /** How often the maintenance job runs (retention, overdue approvals). */
 const MAINTENANCE_EVERY_MS = 3_600_000;
+/** Exchanges summarized at once per worker process (background work). */
+const SUMMARIZER_CONCURRENCY = 2;
 
 /**
  * Everything that answers messages: queues, model router, agent, inbound pipeline and channels. Built
@@ -81,6 +87,8 @@ export class ChatRuntime {
     private readonly policies: Map<string, SenderPolicy>,
     readonly sessionMaintenance: SessionMaintenanceService,
     readonly maintenance: MaintenanceQueue,
+    readonly summarizer: SummarizerService,
+    readonly summarizerQueue: SummarizerQueue,
   ) {}
 
   static async create(deps: ChatRuntimeDeps): Promise<ChatRuntime> {
@@ -124,6 +132,14 @@ export class ChatRuntime {
       logger: logger.child({ module: 'outbound' }),
     });
     const tools = createToolLayer({ config, db, audit: deps.audit, plugins: deps.plugins, users: deps.users, events, notices: outbound });
+    const summarizerQueue = new SummarizerQueue(main, {
+      prefix,
+      lockMs: config.queues.turn_lock_ms,
+      stalledIntervalMs: config.queues.stalled_interval_ms,
+      concurrency: SUMMARIZER_CONCURRENCY,
+      logger: logger.child({ module: 'summarizer' }),
+    });
+    const summarizer = new SummarizerService(db, modelQueue, deps.memories, deps.users, usage);
     const turns = new TurnService(db, turnQueue, events, running, () => config.session.queue_mode);
     const agent = new AgentLoop(
       {
@@ -137,7 +153,7 @@ export class ChatRuntime {
         skills: NO_SKILLS,
         outbound,
         usage,
-        exchange: NO_EXCHANGE_LISTENER,
+        exchange: new AutoSummarizer(summarizerQueue, () => config.session.summarizer_mode),
         presence: channels,
       },
       { systemPrompt: config.ai.system_prompt, maxIterations: config.ai.max_iterations, historyMessages: config.session.history_turns * 2, estimate: estimateMessages },
@@ -151,6 +167,7 @@ export class ChatRuntime {
       models: modelQueue,
       tools: tools.agentTools,
       approvals: tools.commandApprovals,
+      pendingMessages: async (ctx, sessionId) => (await turns.pending(ctx, sessionId)).length,
     });
     registerPairingCommands(commands, { pairing: new PairingService(db, deps.audit, deps.users, outbound), users: deps.users });
     const policies = createSenderPolicies({ config, logger, db, users: deps.users, audit: deps.audit, redis: main, notices: outbound });
@@ -197,6 +214,8 @@ export class ChatRuntime {
       policies,
       sessionMaintenance,
       maintenance,
+      summarizer,
+      summarizerQueue,
     );
     for (const transport of createChannelTransports({ config, logger, redactor: deps.redactor, onStatus: (t) => channels.emitStatus(t.status()) })) {
       channels.register(transport);
@@ -207,6 +226,7 @@ export class ChatRuntime {
       await modelQueue.close();
       await outbound.close();
       await maintenance.close();
+      await summarizerQueue.close();
     });
     return runtime;
   }
@@ -247,6 +267,8 @@ export class ChatRuntime {
       redis.create('worker-maintenance'),
     );
     this.stack.add('maintenance worker', stopMaintenance);
+    const stopSummarizer = await this.summarizerQueue.startWorker(this.summarizer, redis.create('worker-summarizer'));
+    this.stack.add('summarizer worker', stopSummarizer);
     await this.maintenance.schedule();
     this.stack.add('channels', () => this.channels.stopAll());
     const channelSwitch = new ChannelSwitch({

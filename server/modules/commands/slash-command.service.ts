@@ -43,6 +43,8 @@ export interface SlashCommandDeps {
   models: ModelCaller;
   tools: CommandTools;
   approvals: CommandApprovals;
+  /** Messages of the session waiting for (or in) a turn. */
+  pendingMessages: (ctx: Ctx, sessionId: string) => Promise<number>;
 }
 
 const GUEST_COMMANDS = new Set(['help', 'whoami']);
@@ -173,7 +175,7 @@ export class SlashCommandService {
       `Context: ~${used}% of ${info.contextWindow} tokens per call`,
       `Tokens this session: ${totals.inputTokens} in, ${totals.outputTokens} out, ${totals.cacheReadTokens} cached`,
       `Session: ${session.key} — ${session.messageCount} messages`,
-      `Turn running: ${running ? 'yes' : 'no'}`,
+      `Turn running: ${running ? 'yes' : 'no'}; messages waiting: ${Math.max(0, (await this.deps.pendingMessages(ctx, session.id)) - (running ? 1 : 0))}`,
     ].join('\n');
   }
 
