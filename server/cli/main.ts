@@ -2,6 +2,7 @@ import 'reflect-metadata';
 import { Command, CommanderError } from 'commander';
 import { ConfigError } from '../common/errors';
 import { CliError, println, processIO, type CliIO, type CliRun } from './cli-io';
+import { registerChatCommand } from './commands/chat.command';
 import { registerClearMemoryCommand } from './commands/clear-memory.command';
 import { registerDoctorCommand } from './commands/doctor.command';
 import { registerMigrateCommand } from './commands/migrate.command';
@@ -27,6 +28,7 @@ export function buildCli(run: CliRun): Command {
     .showHelpAfterError()
     .exitOverride();
   registerServeCommand(program, run);
+  registerChatCommand(program, run);
   registerTokenCommand(program, run);
   registerUsersCommand(program, run);
   registerTrustCommand(program, run);
