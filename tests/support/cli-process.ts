@@ -1,0 +1,17 @@
+/**
+ * The `muninn` CLI from the TypeScript sources, for tests that need a real process (a TTY, signals, stdin
+ * and stdout as pipes): `node -r tests/support/swc-register.js tests/support/cli-process.ts chat --url …`.
+ * It does what bin/muninn.js does with the built CLI: the exit code comes from `main`, and the process
+ * ends by itself once nothing is left running.
+ */
+import { main } from '../../server/cli/main';
+
+main(process.argv.slice(2)).then(
+  (code) => {
+    process.exitCode = code;
+  },
+  (err: unknown) => {
+    process.stderr.write(`muninn: ${(err as Error)?.message ?? String(err)}\n`);
+    process.exitCode = 1;
+  },
+);
