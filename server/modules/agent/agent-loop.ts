@@ -157,7 +157,12 @@ export class AgentLoop implements TurnRunner {
       });
       const result = await models.call(
         ctx,
-        { role: 'main', priority: 'interactive', messages: prompt.messages, tools: info.supportsTools && specs.length ? specs : undefined, stream: { sessionId: session.id, turnId } },
+        {
+          role: 'main',
+          priority: 'interactive',
+          messages: prompt.messages, tools: info.supportsTools && specs.length ? specs : undefined,
+          stream: { sessionId: session.id, turnId, holdToolCallText: !info.supportsTools && specs.length > 0 },
+        },
         signal,
       );
       usage = addUsage(usage, result.usage);

@@ -23,10 +23,8 @@ export class ModelCallExecutor {
       ? new DeltaCoalescer((text) => this.events.publish(stream.sessionId, { type: 'ReplyDelta', turnId: stream.turnId, text }), this.coalesceMs)
       : null;
     try {
-      const result = await route.provider.chat(
-        { model: route.model, messages: input.messages, tools: input.tools },
-        { signal, onDelta: coalescer ? (t) => coalescer.push(t) : undefined },
-      );
+      const onDelta = coalescer ? (stream?.holdToolCallText ? holdBackToolCallText((t) => coalescer.push(t)) : (t: string) => coalescer.push(t)) : undefined;
+      const result = await route.provider.chat({ model: route.model, messages: input.messages, tools: input.tools }, { signal, onDelta });
       return result;
     } catch (err) {
       if (coalescer?.started && err && typeof err === 'object') Object.assign(err, { streamed: true });
@@ -35,4 +33,39 @@ export class ModelCallExecutor {
       await coalescer?.close().catch(() => undefined);
     }
   }
+}
+
+const TOOL_CALLS_PREFIX = '{"tool_calls"';
+
+/** Whether text that starts an answer is a JSON tool_calls block, plain text, or too short to tell. */
+export function classifyAnswerStart(head: string): 'tool-calls' | 'text' | 'undecided' {
+  let rest = head.replace(/^\s+/, '');
+  if (!rest) return 'undecided';
+  if ('```json'.startsWith(rest)) return 'undecided';
+  const fence = /^```(json)?\s*/.exec(rest);
+  if (fence) {
+    rest = rest.slice(fence[0].length);
+    if (!rest) return 'undecided';
+  }
+  const compact = rest.replace(/^\{\s*/, '{');
+  if (compact.length >= TOOL_CALLS_PREFIX.length) return compact.startsWith(TOOL_CALLS_PREFIX) ? 'tool-calls' : 'text';
+  if (compact === '{' && /^\{\s*$/.test(rest)) return 'undecided';
+  return TOOL_CALLS_PREFIX.startsWith(compact) ? 'undecided' : 'text';
+}
+
+/**
+ * For models that call tools with a JSON block in their text: holds the first characters back until it
+ * is clear whether the answer is such a block (then nothing is streamed; the tool calls show up as
+ * ToolCallEvents) or ordinary text (then it is streamed as usual).
+ */
+export function holdBackToolCallText(push: (text: string) => void): (text: string) => void {
+  let head = '';
+  let state: 'undecided' | 'text' | 'tool-calls' = 'undecided';
+  return (text) => {
+    if (state === 'text') return push(text);
+    if (state === 'tool-calls') return;
+    head += text;
+    state = classifyAnswerStart(head);
+    if (state === 'text') push(head);
+  };
 }

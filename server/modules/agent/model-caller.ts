@@ -11,7 +11,12 @@ export interface ModelCallInput {
   messages: ChatMessage[];
   tools?: ToolSpec[];
   /** Publish the text as ReplyDelta events of this session and turn while it is written. */
-  stream?: { sessionId: string; turnId: string };
+  stream?: {
+    sessionId: string;
+    turnId: string;
+    /** The model may answer with a JSON `tool_calls` block in text: do not stream such an answer. */
+    holdToolCallText?: boolean;
+  };
 }
 
 export interface ModelRouteInfo {
