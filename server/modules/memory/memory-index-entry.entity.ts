@@ -6,7 +6,7 @@ import { Column, Entity, Index, PrimaryGeneratedColumn } from 'typeorm';
  * vector index (`memory_vec`, sqlite-vec). Rebuilt from `memories` at any time, never the source of truth.
  */
 @Entity('memory_index')
-// PostgreSQL only: GIN index on to_tsvector('simple', content), made by a hand-written migration.
+// PostgreSQL only: GIN index on to_tsvector('simple', "searchText"), made by a hand-written migration.
 @Index('IDX_memory_index_content_tsv', { synchronize: false })
 export class MemoryIndexEntry {
   @PrimaryGeneratedColumn()
@@ -27,6 +27,10 @@ export class MemoryIndexEntry {
 
   @Column({ type: 'text' })
   content!: string;
+
+  /** PostgreSQL only: the content case- and accent-folded, for the tsvector index (empty on SQLite, where FTS5 folds). */
+  @Column({ type: 'text', default: '' })
+  searchText!: string;
 
   @Column({ type: 'float', default: 0.5 })
   importance!: number;

@@ -9,7 +9,7 @@ export class MemoryIndex1796244563057 implements MigrationInterface {
 
   async up(q: QueryRunner): Promise<void> {
     if (q.connection.options.type === 'postgres') {
-      await q.query("CREATE TABLE \"memory_index\" (\"seq\" SERIAL NOT NULL, \"itemId\" character varying(100) NOT NULL, \"owner\" character varying(340) NOT NULL, \"type\" character varying(16) NOT NULL, \"content\" text NOT NULL, \"importance\" double precision NOT NULL DEFAULT '0.5', \"itemUpdatedAt\" TIMESTAMP NOT NULL, \"contentHash\" character varying(64) NOT NULL, \"vectorModel\" character varying(200), CONSTRAINT \"PK_e97950316cffc1880853b77ad96\" PRIMARY KEY (\"seq\"))");
+      await q.query("CREATE TABLE \"memory_index\" (\"seq\" SERIAL NOT NULL, \"itemId\" character varying(100) NOT NULL, \"owner\" character varying(340) NOT NULL, \"type\" character varying(16) NOT NULL, \"content\" text NOT NULL, \"searchText\" text NOT NULL DEFAULT '', \"importance\" double precision NOT NULL DEFAULT '0.5', \"itemUpdatedAt\" TIMESTAMP NOT NULL, \"contentHash\" character varying(64) NOT NULL, \"vectorModel\" character varying(200), CONSTRAINT \"PK_e97950316cffc1880853b77ad96\" PRIMARY KEY (\"seq\"))");
       await q.query("CREATE UNIQUE INDEX \"IDX_c55faa02fa853bb10e75888054\" ON \"memory_index\"  (\"itemId\") ");
       await q.query("CREATE INDEX \"IDX_aa2c1e5c7f29dd9b852428a27a\" ON \"memory_index\"  (\"owner\") ");
       await q.query("CREATE TABLE \"memory_embeddings\" (\"id\" SERIAL NOT NULL, \"contentHash\" character varying(64) NOT NULL, \"model\" character varying(200) NOT NULL, \"dims\" integer NOT NULL, \"vector\" text NOT NULL, \"createdAt\" TIMESTAMP NOT NULL, CONSTRAINT \"PK_12744e5c10b74db548b1e22c68f\" PRIMARY KEY (\"id\"))");
@@ -17,7 +17,7 @@ export class MemoryIndex1796244563057 implements MigrationInterface {
       await q.query("ALTER TABLE \"memories\" ADD \"source\" character varying(300)");
       await q.query("CREATE INDEX \"IDX_72c52dd9d285226cae97563392\" ON \"memories\"  (\"userId\", \"source\") ");
     } else {
-      await q.query("CREATE TABLE \"memory_index\" (\"seq\" integer PRIMARY KEY AUTOINCREMENT NOT NULL, \"itemId\" varchar(100) NOT NULL, \"owner\" varchar(340) NOT NULL, \"type\" varchar(16) NOT NULL, \"content\" text NOT NULL, \"importance\" float NOT NULL DEFAULT (0.5), \"itemUpdatedAt\" datetime NOT NULL, \"contentHash\" varchar(64) NOT NULL, \"vectorModel\" varchar(200))");
+      await q.query("CREATE TABLE \"memory_index\" (\"seq\" integer PRIMARY KEY AUTOINCREMENT NOT NULL, \"itemId\" varchar(100) NOT NULL, \"owner\" varchar(340) NOT NULL, \"type\" varchar(16) NOT NULL, \"content\" text NOT NULL, \"searchText\" text NOT NULL DEFAULT (''), \"importance\" float NOT NULL DEFAULT (0.5), \"itemUpdatedAt\" datetime NOT NULL, \"contentHash\" varchar(64) NOT NULL, \"vectorModel\" varchar(200))");
       await q.query("CREATE UNIQUE INDEX \"IDX_c55faa02fa853bb10e75888054\" ON \"memory_index\" (\"itemId\") ");
       await q.query("CREATE INDEX \"IDX_aa2c1e5c7f29dd9b852428a27a\" ON \"memory_index\" (\"owner\") ");
       await q.query("CREATE TABLE \"memory_embeddings\" (\"id\" integer PRIMARY KEY AUTOINCREMENT NOT NULL, \"contentHash\" varchar(64) NOT NULL, \"model\" varchar(200) NOT NULL, \"dims\" integer NOT NULL, \"vector\" text NOT NULL, \"createdAt\" datetime NOT NULL)");

@@ -1,0 +1,381 @@
+import type { Ctx } from '../../common/ctx';
+import type { Logger } from '../../common/logger';
+import type { Db } from '../../persistence/db';
+import { keywordScorer, rankCandidates, resolveRankingOptions, similarity, type RankCandidate, type RankingOptions, type ResolvedRankingOptions } from './hybrid-ranking';
+import { vectorBytes, vectorFromBytes, type MemoryEmbedder } from './memory-embedder';
+import type { MemoryStore, MemoryStoreHit, MemoryStoreItem, MemoryStoreSearchOptions } from './memory-store';
+import { contentHash, queryTerms, tokenize } from './memory-text';
+
+// === SqlMemoryStore: the memory index in the app's own database
+// SQLite: `memory_index` rows + FTS5 (`memory_fts`, rowid = seq) + sqlite-vec (`memory_vec`, rowid = seq,
+// partitioned by owner so a KNN query only ever walks one owner's vectors). PostgreSQL: `memory_index` with a
+// GIN tsvector index, keyword-only (no pgvector here).
+
+export interface SqlMemoryStoreOptions extends RankingOptions {
+  /** Embeddings for the vector index; null keeps the store keyword-only. */
+  embedder?: MemoryEmbedder | null;
+  logger: Logger;
+}
+
+interface IndexRow {
+  seq: number;
+  itemId: string;
+  owner: string;
+  type: string;
+  content: string;
+  importance: number;
+  itemUpdatedAt: Date | string;
+  contentHash: string;
+  vectorModel: string | null;
+}
+
+/** Builds `?` (SQLite) or `$n` (PostgreSQL) placeholders in the order the SQL text is written. */
+class Params {
+  readonly values: unknown[] = [];
+  constructor(private readonly pg: boolean) {}
+  add(value: unknown): string {
+    this.values.push(value);
+    return this.pg ? `$${this.values.length}` : '?';
+  }
+  list(values: readonly unknown[]): string {
+    return values.map((v) => this.add(v)).join(', ');
+  }
+}
+
+const CHUNK = 400;
+const VEC_TABLE = 'memory_vec';
+
+function chunks<T>(list: readonly T[], size = CHUNK): T[][] {
+  const out: T[][] = [];
+  for (let i = 0; i < list.length; i += size) out.push(list.slice(i, i + size));
+  return out;
+}
+
+/** TypeORM's SQLite datetime text ('YYYY-MM-DD HH:MM:SS.SSS', UTC). */
+function sqliteDate(d: Date): string {
+  return d.toISOString().replace('T', ' ').replace('Z', '');
+}
+
+function toDate(value: Date | string): Date {
+  if (value instanceof Date) return value;
+  return new Date(/[zZ]|[+-]\d\d:?\d\d$/.test(value) ? value : `${value.replace(' ', 'T')}Z`);
+}
+
+/**
+ * The default MemoryStore (`memory.vector_store: sqlite-vec`): keyword search with FTS5 (SQLite) or a
+ * tsvector index (PostgreSQL), vector search with sqlite-vec on SQLite when an embedder works.
+ */
+export class SqlMemoryStore implements MemoryStore {
+  private readonly pg: boolean;
+  private readonly ranking: ResolvedRankingOptions;
+  private readonly embedder: MemoryEmbedder | null;
+  private readonly logger: Logger;
+  private initialized = false;
+  /** sqlite-vec is loaded (SQLite only). */
+  private vecLoaded = false;
+  /** Dimension of the existing `memory_vec` table, null when there is none. */
+  private vecDims: number | null = null;
+
+  constructor(
+    private readonly db: Db,
+    options: SqlMemoryStoreOptions,
+  ) {
+    this.pg = db.kind === 'postgres';
+    this.ranking = resolveRankingOptions(options);
+    this.embedder = options.embedder ?? null;
+    this.logger = options.logger;
+  }
+
+  get name(): string {
+    return this.pg ? 'sql-keyword' : 'sqlite-vec';
+  }
+
+  async init(ctx: Ctx): Promise<void> {
+    if (this.initialized) return;
+    this.initialized = true;
+    if (this.pg) {
+      if (this.embedder) this.logger.info('memory search on PostgreSQL is keyword-only (use memory.vector_store: lancedb for vectors)');
+      return;
+    }
+    try {
+      await this.query(ctx, 'SELECT vec_version() AS v');
+      this.vecLoaded = true;
+    } catch (err) {
+      this.logger.warn({ err: (err as Error).message }, 'sqlite-vec is not loaded — memory search is keyword-only');
+    }
+    await this.readVecDims(ctx);
+  }
+
+  // === Writes
+
+  async upsert(ctx: Ctx, items: readonly MemoryStoreItem[]): Promise<void> {
+    if (!items.length) return;
+    await this.init(ctx);
+    const hashes = items.map((i) => contentHash(i.content));
+    const before = await this.rowsByItemId(ctx, items.map((i) => i.id));
+    // Vectors first and outside the transaction: an embeddings call must never hold the database.
+    const vectors: Array<Float32Array | null> = items.map(() => null);
+    const model = this.vectorsEnabled ? this.embedder!.model : null;
+    if (model) {
+      const need = items
+        .map((item, i) => ({ item, i }))
+        .filter(({ item, i }) => {
+          const row = before.get(item.id);
+          return !(row && row.contentHash === hashes[i] && row.vectorModel === model && row.owner === item.owner);
+        });
+      const embedded = need.length ? await this.embedder!.embedDocuments(ctx, need.map((n) => n.item.content), need.map((n) => hashes[n.i]!)) : [];
+      if (embedded?.length) {
+        await this.ensureVecTable(ctx, embedded[0]!.length);
+        need.forEach((n, k) => (vectors[n.i] = embedded[k]!));
+      }
+    }
+    await this.db.withTransaction(ctx, async (tx) => {
+      const current = await this.rowsByItemId(tx, items.map((i) => i.id));
+      for (let i = 0; i < items.length; i++) {
+        const item = items[i]!;
+        const row = current.get(item.id);
+        const vector = vectors[i]!;
+        const contentChanged = !row || row.contentHash !== hashes[i];
+        const keepVector = !!row && !contentChanged && row.owner === item.owner && row.vectorModel !== null;
+        const vectorModel = vector ? model : keepVector ? row!.vectorModel : null;
+        const p = new Params(this.pg);
+        const sql =
+          `INSERT INTO memory_index ("itemId", owner, type, content, "searchText", importance, "itemUpdatedAt", "contentHash", "vectorModel") ` +
+          `VALUES (${p.add(item.id)}, ${p.add(item.owner)}, ${p.add(item.type)}, ${p.add(item.content)}, ${p.add(this.pg ? tokenize(item.content).join(' ') : '')}, ${p.add(item.importance)}, ` +
+          `${p.add(this.pg ? item.updatedAt : sqliteDate(item.updatedAt))}, ${p.add(hashes[i])}, ${p.add(vectorModel)}) ` +
+          `ON CONFLICT ("itemId") DO UPDATE SET owner = excluded.owner, type = excluded.type, content = excluded.content, "searchText" = excluded."searchText", ` +
+          `importance = excluded.importance, "itemUpdatedAt" = excluded."itemUpdatedAt", "contentHash" = excluded."contentHash", ` +
+          `"vectorModel" = excluded."vectorModel" RETURNING seq`;
+        const [{ seq }] = (await this.query(tx, sql, p.values)) as Array<{ seq: number }>;
+        if (this.pg) continue;
+        if (contentChanged) {
+          if (row) await this.query(tx, 'DELETE FROM memory_fts WHERE rowid = ?', [seq]);
+          await this.query(tx, 'INSERT INTO memory_fts (rowid, content) VALUES (?, ?)', [seq, item.content]);
+        }
+        if (this.vecDims !== null && row && !keepVector) await this.query(tx, `DELETE FROM ${VEC_TABLE} WHERE rowid = ?`, [BigInt(seq)]);
+        if (vector && this.vecDims === vector.length) {
+          if (keepVector) await this.query(tx, `DELETE FROM ${VEC_TABLE} WHERE rowid = ?`, [BigInt(seq)]);
+          await this.query(tx, `INSERT INTO ${VEC_TABLE} (rowid, owner, embedding) VALUES (?, ?, ?)`, [BigInt(seq), item.owner, vectorBytes(vector)]);
+        }
+      }
+    });
+  }
+
+  async delete(ctx: Ctx, ids: readonly string[]): Promise<void> {
+    if (!ids.length) return;
+    await this.init(ctx);
+    await this.db.withTransaction(ctx, async (tx) => {
+      const rows = await this.rowsByItemId(tx, ids);
+      const seqs = [...rows.values()].map((r) => r.seq);
+      for (const part of chunks(seqs)) {
+        if (!this.pg) {
+          await this.query(tx, `DELETE FROM memory_fts WHERE rowid IN (${part.map(() => '?').join(', ')})`, part);
+          if (this.vecDims !== null) for (const seq of part) await this.query(tx, `DELETE FROM ${VEC_TABLE} WHERE rowid = ?`, [BigInt(seq)]);
+        }
+        const p = new Params(this.pg);
+        await this.query(tx, `DELETE FROM memory_index WHERE seq IN (${p.list(part)})`, p.values);
+      }
+    });
+  }
+
+  async entries(ctx: Ctx): Promise<Map<string, number>> {
+    const rows = (await this.query(ctx, 'SELECT "itemId", "itemUpdatedAt" FROM memory_index')) as Array<Pick<IndexRow, 'itemId' | 'itemUpdatedAt'>>;
+    return new Map(rows.map((r) => [r.itemId, toDate(r.itemUpdatedAt).getTime()]));
+  }
+
+  async syncVectors(ctx: Ctx, signal?: AbortSignal): Promise<number> {
+    await this.init(ctx);
+    const model = this.vectorsEnabled ? this.embedder!.model : null;
+    if (!model) return 0;
+    let done = 0;
+    for (let guard = 0; guard < 10_000 && !signal?.aborted && this.embedder!.available; guard++) {
+      const rows = (await this.query(
+        ctx,
+        'SELECT seq, "itemId", owner, content, "contentHash" FROM memory_index WHERE "vectorModel" IS NULL OR "vectorModel" <> ? ORDER BY seq LIMIT 256',
+        [model],
+      )) as IndexRow[];
+      if (!rows.length) break;
+      const vectors = await this.embedder!.embedDocuments(ctx, rows.map((r) => r.content), rows.map((r) => r.contentHash));
+      if (!vectors) break;
+      await this.ensureVecTable(ctx, vectors[0]!.length);
+      await this.db.withTransaction(ctx, async (tx) => {
+        for (let i = 0; i < rows.length; i++) {
+          const row = rows[i]!;
+          await this.query(tx, `DELETE FROM ${VEC_TABLE} WHERE rowid = ?`, [BigInt(row.seq)]);
+          await this.query(tx, `INSERT INTO ${VEC_TABLE} (rowid, owner, embedding) VALUES (?, ?, ?)`, [BigInt(row.seq), row.owner, vectorBytes(vectors[i]!)]);
+          await this.query(tx, 'UPDATE memory_index SET "vectorModel" = ? WHERE seq = ? AND "contentHash" = ?', [model, row.seq, row.contentHash]);
+        }
+      });
+      done += rows.length;
+    }
+    return done;
+  }
+
+  // === Search
+
+  async search(ctx: Ctx, query: string, options: MemoryStoreSearchOptions): Promise<MemoryStoreHit[]> {
+    if (options.owners !== 'all' && !options.owners.length) return [];
+    await this.init(ctx);
+    const limit = Math.max(1, Math.min(100, Math.floor(options.limit)));
+    const total = await this.visibleCount(ctx, options);
+    if (!total) return [];
+    const terms = queryTerms(query);
+    const poolSize = Math.max(limit * 8, 40);
+    const candidates = new Map<string, IndexRow>();
+    const docFreq = new Map<string, number>();
+    if (terms.length) {
+      for (const row of await this.keywordRows(ctx, terms, options, poolSize)) candidates.set(row.itemId, row);
+      for (const term of terms) docFreq.set(term, await this.termCount(ctx, term, options));
+    }
+    // Vector side: KNN per visible owner (one vec0 partition each), then exact cosine for every candidate.
+    const model = this.vectorsEnabled && this.vecDims !== null ? this.embedder!.model : null;
+    const queryVector = model && query.trim() ? await this.embedder!.embedQuery(ctx, query) : null;
+    const embeddings = new Map<number, Float32Array>();
+    if (queryVector && queryVector.length === this.vecDims) {
+      const nearest = await this.nearest(ctx, queryVector, options, poolSize);
+      if (nearest.length) {
+        const p = new Params(false);
+        const rows = (await this.query(
+          ctx,
+          `SELECT i.* FROM memory_index i WHERE i.seq IN (${p.list(nearest)}) AND ${this.filterSql(p, options)} AND i."vectorModel" = ${p.add(model)}`,
+          p.values,
+        )) as IndexRow[];
+        for (const row of rows) candidates.set(row.itemId, row);
+      }
+      for (const row of candidates.values()) {
+        if (row.vectorModel !== model) continue;
+        const v = await this.vectorOf(ctx, row.seq);
+        if (v) embeddings.set(row.seq, v);
+      }
+    }
+    const owners = options.owners === 'all' ? null : new Set(options.owners);
+    const list: RankCandidate[] = [];
+    for (const row of candidates.values()) {
+      if (owners && !owners.has(row.owner)) continue; // never trust a virtual table's filtering alone
+      const embedding = embeddings.get(row.seq) ?? null;
+      list.push({
+        id: row.itemId,
+        owner: row.owner,
+        type: row.type,
+        content: row.content,
+        importance: Number(row.importance),
+        updatedAt: toDate(row.itemUpdatedAt),
+        vector: queryVector && embedding ? similarity(queryVector, embedding) : null,
+        embedding,
+      });
+    }
+    return rankCandidates(list, keywordScorer(terms, { total, docFreq }), { ...this.ranking, limit, minScore: options.minScore ?? 0 });
+  }
+
+  // === Internals
+
+  private get vectorsEnabled(): boolean {
+    return !this.pg && this.vecLoaded && !!this.embedder?.model;
+  }
+
+  private query(ctx: Ctx, sql: string, params: readonly unknown[] = []): Promise<unknown[]> {
+    return (ctx.manager ?? this.db.dataSource.manager).query(sql, params as unknown[]);
+  }
+
+  private async rowsByItemId(ctx: Ctx, ids: readonly string[]): Promise<Map<string, IndexRow>> {
+    const out = new Map<string, IndexRow>();
+    for (const part of chunks([...new Set(ids)])) {
+      const p = new Params(this.pg);
+      const rows = (await this.query(
+        ctx,
+        `SELECT seq, "itemId", owner, "contentHash", "vectorModel" FROM memory_index WHERE "itemId" IN (${p.list(part)})`,
+        p.values,
+      )) as IndexRow[];
+      for (const row of rows) out.set(row.itemId, row);
+    }
+    return out;
+  }
+
+  private filterSql(p: Params, options: MemoryStoreSearchOptions): string {
+    const parts: string[] = [];
+    if (options.owners !== 'all') parts.push(`i.owner IN (${p.list(options.owners)})`);
+    if (options.types?.length) parts.push(`i.type IN (${p.list(options.types)})`);
+    if (options.excludeTypes?.length) parts.push(`i.type NOT IN (${p.list(options.excludeTypes)})`);
+    return parts.length ? parts.join(' AND ') : '1 = 1';
+  }
+
+  private async visibleCount(ctx: Ctx, options: MemoryStoreSearchOptions): Promise<number> {
+    const p = new Params(this.pg);
+    const [row] = (await this.query(ctx, `SELECT COUNT(*) AS n FROM memory_index i WHERE ${this.filterSql(p, options)}`, p.values)) as Array<{ n: number | string }>;
+    return Number(row?.n ?? 0);
+  }
+
+  private async keywordRows(ctx: Ctx, terms: readonly string[], options: MemoryStoreSearchOptions, limit: number): Promise<IndexRow[]> {
+    const p = new Params(this.pg);
+    if (this.pg) {
+      // Terms are letters and digits only, so joining them with | is a valid tsquery.
+      const tsq = `to_tsquery('simple', ${p.add(terms.join(' | '))})`;
+      return (await this.query(
+        ctx,
+        `SELECT i.* FROM memory_index i WHERE to_tsvector('simple', i."searchText") @@ ${tsq} AND ${this.filterSql(p, options)} ` +
+          `ORDER BY ts_rank(to_tsvector('simple', i."searchText"), ${tsq}) DESC LIMIT ${limit}`,
+        p.values,
+      )) as IndexRow[];
+    }
+    const match = terms.map((t) => `"${t}"`).join(' OR ');
+    return (await this.query(
+      ctx,
+      `SELECT i.* FROM memory_fts JOIN memory_index i ON i.seq = memory_fts.rowid WHERE memory_fts MATCH ${p.add(match)} AND ${this.filterSql(p, options)} ` +
+        `ORDER BY bm25(memory_fts) LIMIT ${limit}`,
+      p.values,
+    )) as IndexRow[];
+  }
+
+  /** Visible items containing `term`. */
+  private async termCount(ctx: Ctx, term: string, options: MemoryStoreSearchOptions): Promise<number> {
+    const p = new Params(this.pg);
+    const sql = this.pg
+      ? `SELECT COUNT(*) AS n FROM memory_index i WHERE to_tsvector('simple', i."searchText") @@ to_tsquery('simple', ${p.add(term)}) AND ${this.filterSql(p, options)}`
+      : `SELECT COUNT(*) AS n FROM memory_fts JOIN memory_index i ON i.seq = memory_fts.rowid WHERE memory_fts MATCH ${p.add(`"${term}"`)} AND ${this.filterSql(p, options)}`;
+    const [row] = (await this.query(ctx, sql, p.values)) as Array<{ n: number | string }>;
+    return Number(row?.n ?? 0);
+  }
+
+  /** Seqs of the nearest vectors, searched per owner partition (or over all for ADMIN listings). */
+  private async nearest(ctx: Ctx, vector: Float32Array, options: MemoryStoreSearchOptions, k: number): Promise<number[]> {
+    const out = new Set<number>();
+    const partitions: Array<string | null> = options.owners === 'all' ? [null] : [...options.owners];
+    for (const owner of partitions) {
+      const rows = (await this.query(
+        ctx,
+        `SELECT rowid AS seq FROM ${VEC_TABLE} WHERE embedding MATCH ? AND k = ?${owner === null ? '' : ' AND owner = ?'}`,
+        owner === null ? [vectorBytes(vector), k] : [vectorBytes(vector), k, owner],
+      )) as Array<{ seq: number | bigint }>;
+      for (const row of rows) out.add(Number(row.seq));
+    }
+    return [...out];
+  }
+
+  private async vectorOf(ctx: Ctx, seq: number): Promise<Float32Array | null> {
+    const [row] = (await this.query(ctx, `SELECT embedding FROM ${VEC_TABLE} WHERE rowid = ?`, [BigInt(seq)])) as Array<{ embedding: Uint8Array }>;
+    return row ? vectorFromBytes(row.embedding) : null;
+  }
+
+  private async readVecDims(ctx: Ctx): Promise<void> {
+    if (this.pg || !this.vecLoaded) return;
+    const [row] = (await this.query(ctx, `SELECT sql FROM sqlite_master WHERE name = '${VEC_TABLE}'`)) as Array<{ sql: string }>;
+    const match = row ? /float\[(\d+)\]/.exec(row.sql) : null;
+    this.vecDims = match ? Number(match[1]) : null;
+  }
+
+  /** Creates `memory_vec` for this dimension; a table of another dimension (new model) is rebuilt empty. */
+  private async ensureVecTable(ctx: Ctx, dims: number): Promise<void> {
+    if (this.vecDims === dims) return;
+    await this.readVecDims(ctx);
+    if (this.vecDims === dims) return;
+    await this.db.withTransaction(ctx, async (tx) => {
+      if (this.vecDims !== null) {
+        this.logger.info({ from: this.vecDims, to: dims }, 'embedding dimension changed — rebuilding the vector index');
+        await this.query(tx, `DROP TABLE ${VEC_TABLE}`);
+        await this.query(tx, 'UPDATE memory_index SET "vectorModel" = NULL');
+      }
+      await this.query(tx, `CREATE VIRTUAL TABLE ${VEC_TABLE} USING vec0(owner text partition key, embedding float[${dims}] distance_metric=cosine)`);
+    });
+    this.vecDims = dims;
+  }
+}

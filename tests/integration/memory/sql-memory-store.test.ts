@@ -1,0 +1,22 @@
+import { SqlMemoryStore } from '../../../server/modules/memory';
+import { ConceptEmbeddings } from '../../support/conformance/concept-embeddings';
+import { describeMemoryStoreConformance } from '../../support/conformance/memory-store.conformance';
+import { embedderFor, openTestDb } from './memory-fixtures';
+
+describeMemoryStoreConformance('SqlMemoryStore on SQLite with sqlite-vec', async () => {
+  const t = await openTestDb('sqlite');
+  const store = new SqlMemoryStore(t.db, { embedder: embedderFor(t, new ConceptEmbeddings()), logger: t.logger });
+  return { store, ctx: t.ctx, vectors: true, close: t.close };
+});
+
+describeMemoryStoreConformance('SqlMemoryStore on SQLite, keyword-only', async () => {
+  const t = await openTestDb('sqlite');
+  const store = new SqlMemoryStore(t.db, { embedder: null, logger: t.logger });
+  return { store, ctx: t.ctx, vectors: false, close: t.close };
+});
+
+describeMemoryStoreConformance('SqlMemoryStore on PostgreSQL (keyword)', async () => {
+  const t = await openTestDb('postgres');
+  const store = new SqlMemoryStore(t.db, { embedder: embedderFor(t, new ConceptEmbeddings()), logger: t.logger });
+  return { store, ctx: t.ctx, vectors: false, close: t.close };
+});
