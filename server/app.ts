@@ -134,6 +134,7 @@ export class App {
           sessions: services.sessions,
           audit,
           plugins: services.plugins,
+          memories: services.memories,
           clock: options.clock,
         });
         const runtime = chat;
