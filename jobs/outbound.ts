@@ -5,6 +5,7 @@ import type { Logger } from '../server/common/logger';
 import type { ChannelRegistry } from '../server/channels/channel-registry';
 import type { NoticeSender } from '../server/channels/direct-replier';
 import { splitMessage } from '../server/channels/message-splitter';
+import { PermanentDeliveryError } from '../server/channels/channel.types';
 import type { OutboundRequest, OutboundSender } from '../server/modules/agent/agent.ports';
 import { QUEUES, type JobData, type JobResult } from './queues';
 import { RedisLock } from './redis-lock';
@@ -154,7 +155,7 @@ export class OutboundQueue implements OutboundSender, NoticeSender {
               if (signal?.aborted) throw err;
               const failures = await this.redis.incr(this.key('failures', key));
               await this.redis.expire(this.key('failures', key), SENT_TTL_SECONDS);
-              if (failures < this.options.attempts) {
+              if (failures < this.options.attempts && !(err instanceof PermanentDeliveryError)) {
                 // The message stays first in its chat's mailbox: later ones wait for it.
                 const delay = RETRY_BASE_MS * 2 ** (failures - 1);
                 await this.redis.set(this.key('retry', key), '1', 'PX', delay);

@@ -63,3 +63,14 @@ export interface ChannelTransport {
    */
   webhook?(): { path: string; handler: (req: import('node:http').IncomingMessage & { body?: unknown }, res: import('node:http').ServerResponse) => void } | null;
 }
+
+/**
+ * Thrown by a transport's `send` when retrying cannot help (the user blocked the bot, the chat is gone):
+ * the outbound queue gives the message up at once instead of retrying it.
+ */
+export class PermanentDeliveryError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'PermanentDeliveryError';
+  }
+}

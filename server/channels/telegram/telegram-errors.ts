@@ -1,4 +1,5 @@
 import { GrammyError } from 'grammy';
+import { PermanentDeliveryError } from '../channel.types';
 
 /**
  * A one-line description of a Bot API failure for `status().lastError` and the logs, with a hint for the
@@ -21,6 +22,10 @@ export function describeTelegramError(err: unknown, token: string | null): strin
  */
 export function withoutToken(err: unknown, token: string | null): Error {
   const message = err instanceof Error ? err.message : String(err);
+  // 403: blocked by the user or kicked from the group; 400 chat not found: no retry can deliver it.
+  if (err instanceof GrammyError && (err.error_code === 403 || /chat not found|user is deactivated/i.test(err.description))) {
+    return new PermanentDeliveryError(token ? message.split(token).join('[bot token]') : message);
+  }
   if (!token || !message.includes(token)) return err instanceof Error ? err : new Error(message);
   return new Error(message.split(token).join('[bot token]'));
 }
