@@ -26,12 +26,12 @@ function shellQuote(s: string): string {
   return `'${s.replace(/'/g, `'\\''`)}'`;
 }
 
-/** One tmux server of our own (its own socket), a window per chat run. */
+/** One tmux server of our own (its own socket file, removed at the end), a session per chat run. */
 class Tmux {
-  readonly socket = `muninn-test-${randomUUID().slice(0, 8)}`;
+  readonly socket = path.join(os.tmpdir(), `muninn-tmux-${randomUUID().slice(0, 8)}`);
 
   run(...args: string[]): string {
-    return execFileSync('tmux', ['-L', this.socket, ...args], { encoding: 'utf8' });
+    return execFileSync('tmux', ['-S', this.socket, ...args], { encoding: 'utf8' });
   }
 
   /** Starts `command` in a new detached session named `name` (200 columns, so lines do not wrap). */
@@ -65,6 +65,7 @@ class Tmux {
     } catch {
       // already gone
     }
+    rmSync(this.socket, { force: true });
   }
 }
 
