@@ -191,7 +191,7 @@ export class ChatRuntime {
       logger: logger.child({ module: 'inbound' }),
       expiry: new SessionExpiryService(lifecycle, events, () => ({ dailyResetHour: config.session.daily_reset_hour, idleMinutes: config.session.idle_minutes }), clock),
     });
-    const web = new WebChannel(pipeline, deps.users, deps.sessions);
+    const web = new WebChannel(pipeline, deps.users, deps.sessions, (channel) => config.channels[channel].enabled);
     const sessionMaintenance = new SessionMaintenanceService(db, deps.sessions, turnQueue, events, clock);
     const maintenance = new MaintenanceQueue(main, { prefix, everyMs: MAINTENANCE_EVERY_MS, logger: logger.child({ module: 'maintenance' }) });
     const runtime = new ChatRuntime(

@@ -93,3 +93,16 @@ describe('chat over GraphQL with live replies', () => {
     expect(new Set([...first.events, ...second.events].map((e) => e.seq)).size).toBe(first.events.length + second.events.length);
   });
 });
+
+describe('a disabled web channel', () => {
+  it('refuses sendMessage with FORBIDDEN and a message naming the config key', async () => {
+    const t = await startTestApp({ config: { channels: { web: { enabled: false } } } });
+    try {
+      const res = await t.client(t.ownerToken).http<SendResult, unknown>(SEND, { input: { text: 'hello' } });
+      expect(res.errors?.[0]?.extensions?.code).toBe('FORBIDDEN');
+      expect(res.errors?.[0]?.message).toContain('channels.web.enabled');
+    } finally {
+      await t.close();
+    }
+  });
+});

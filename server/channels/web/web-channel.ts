@@ -32,11 +32,14 @@ export class WebChannel {
     private readonly pipeline: InboundPipeline,
     private readonly users: UserService,
     private readonly sessions: SessionService,
+    /** Whether `channels.web` / `channels.tui` are enabled in the config. */
+    private readonly enabled: (channel: 'web' | 'tui') => boolean = () => true,
   ) {}
 
   async send(ctx: Ctx, input: WebSendInput, channel: 'web' | 'tui' = 'web'): Promise<WebSendResult> {
     const userId = ctx.userId;
     if (!userId) throw new ForbiddenError('Only users can chat.');
+    if (!this.enabled(channel)) throw new ForbiddenError(`The ${channel} channel is disabled on this server (channels.${channel}.enabled).`);
     const text = input.text ?? '';
     if (text.length > MAX_TEXT_CHARS) throw new UserInputError(`text must be at most ${MAX_TEXT_CHARS} characters.`, 'text');
     const images = (input.images ?? []).map((img, i) => checkImage(img, i));

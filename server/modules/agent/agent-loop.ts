@@ -276,7 +276,7 @@ export class AgentLoop implements TurnRunner {
       return saved;
     });
     await events.publish(session.id, { type: 'MessageAdded', messageId: reply.id, role: reply.role, content: reply.content });
-    if (session.chatId && session.channel !== 'web') {
+    if (session.chatId && session.channel !== 'web' && session.channel !== 'tui') {
       await this.deps.outbound.deliver(ctx, { sessionId: session.id, channel: session.channel, chatId: session.chatId, messageId: reply.id, text });
     }
     return reply;
