@@ -34,6 +34,7 @@ import { PairingService } from './modules/pairing';
 import { PairingResolver } from './graphql/resolvers/pairing.resolver';
 import { ChannelResolver } from './graphql/resolvers/channel.resolver';
 import { ChannelOverview } from './channels/policies/channel-overview';
+import { guardSubscription } from './graphql/subscription-guard';
 import { startHttpServer, type RunningHttpServer } from './http/http-server';
 
 export interface AppOptions {
@@ -197,7 +198,16 @@ export class App {
           ? {
               sessionEvents: async (ctx, sessionId, afterSeq) => {
                 await s.sessions.getVisible(ctx, sessionId);
-                return chat.events.subscribe(sessionId, afterSeq);
+                const stillAllowed = async () => {
+                  const actor = ctx.actor;
+                  if (actor.kind !== 'user' || !actor.tokenId) return false;
+                  const user = await s.tokens.currentUser(ctx, actor.tokenId);
+                  if (!user) return false;
+                  const now = new Ctx({ actor: { ...actor, trust: user.trust }, logger: ctx.logger, channel: ctx.channel });
+                  await s.sessions.getVisible(now, sessionId);
+                  return true;
+                };
+                return guardSubscription(chat.events.subscribe(sessionId, afterSeq), stillAllowed, this.config.graphql.subscription_recheck_ms);
               },
               channelStatus: (ctx) => overview!.watch(ctx),
             }

@@ -36,6 +36,7 @@ const graphql = z
     max_aliases: z.number().int().min(1).default(20).describe('Most aliases in one operation.'),
     max_tokens: z.number().int().min(1).default(5000).describe('Most lexical tokens in one operation document.'),
     max_page_size: z.number().int().min(1).default(200).describe('Largest `first` accepted by connections.'),
+    subscription_recheck_ms: z.number().int().min(100).default(10000).describe('How often a running subscription re-checks that its token and trust still allow it.'),
   })
   .strict()
   .prefault({});
@@ -115,6 +116,7 @@ const session = z
     queue_mode: z.enum(['followup', 'collect', 'interrupt']).default('followup').describe('What happens to messages that arrive while a turn runs.'),
     summarizer_mode: z.enum(['auto', 'manual']).default('auto').describe('auto: summarize every exchange into memories; manual: only the compaction safety valve.'),
     compact_threshold: z.number().min(0.1).max(1).default(0.9).describe('Compact before a turn when estimated tokens reach this share of the context window.'),
+    compact_keep_turns: z.number().int().min(0).max(20).default(2).describe('Most recent turns (user messages with their replies) copied into the new session by a compaction.'),
     dm_scope: z.enum(['per-user', 'main']).default('per-user').describe('main: OWNER identities share agent:main:main across channels.'),
     daily_reset_hour: z.number().int().min(0).max(23).nullable().default(null).describe('Local hour at which sessions rotate daily; null turns it off.'),
     idle_minutes: z.number().int().min(1).nullable().default(null).describe('Rotate a session after this many idle minutes; null turns it off.'),

@@ -76,6 +76,12 @@ export class ApiTokenService {
     return this.db.repo(ctx, ApiToken).find({ where: { userId }, order: { id: 'ASC' } });
   }
 
+  /** The user of a token as it is now, or null when the token was revoked or the user is gone. */
+  async currentUser(ctx: Ctx, tokenId: string): Promise<User | null> {
+    const apiToken = await this.db.repo(ctx, ApiToken).findOneBy({ id: tokenId, revokedAt: IsNull() });
+    return apiToken ? this.db.repo(ctx, User).findOneBy({ id: apiToken.userId }) : null;
+  }
+
   /** The user and token behind a bearer token, or null when it is unknown or revoked. */
   async verify(ctx: Ctx, token: string): Promise<{ user: User; apiToken: ApiToken } | null> {
     if (!token) return null;
