@@ -15,7 +15,7 @@ import { AgentLoop } from '../modules/agent/agent-loop';
 import { NO_MEMORIES, NO_SKILLS } from '../modules/agent/agent.ports';
 import type { AuditService } from '../modules/audit';
 import type { MemoryService } from '../modules/memory';
-import { AutoSummarizer, SummarizerService } from '../modules/summarizer';
+import { AutoSummarizer, CompactionService, CompactionValve, registerSummaryCommands, SummarizerService } from '../modules/summarizer';
 import type { PluginSettingService } from '../modules/plugins';
 import { createToolLayer, type ToolLayer } from './tool-layer';
 import { createChannelTransports } from './channel-transports';
@@ -35,6 +35,7 @@ import { OutboundQueue } from '../../jobs/outbound';
 import { TurnQueue } from '../../jobs/turns';
 import { MaintenanceQueue } from '../../jobs/maintenance';
 import { SummarizerQueue } from '../../jobs/summarizer';
+import { RedisSessionLock } from '../../jobs/session-lock';
 
 export interface ChatRuntimeDeps {
   config: AppConfig;
@@ -89,6 +90,7 @@ export class ChatRuntime {
     readonly maintenance: MaintenanceQueue,
     readonly summarizer: SummarizerService,
     readonly summarizerQueue: SummarizerQueue,
+    readonly compaction: CompactionService,
   ) {}
 
   static async create(deps: ChatRuntimeDeps): Promise<ChatRuntime> {
@@ -140,6 +142,16 @@ export class ChatRuntime {
       logger: logger.child({ module: 'summarizer' }),
     });
     const summarizer = new SummarizerService(db, modelQueue, deps.memories, deps.users, usage);
+    const compaction = new CompactionService(
+      db,
+      summarizer,
+      events,
+      turnQueue,
+      outbound,
+      new RedisSessionLock(main, (sessionId) => turnQueue.lockKey(sessionId), config.queues.turn_lock_ms),
+      { keepTurns: () => config.session.compact_keep_turns },
+      clock,
+    );
     const turns = new TurnService(db, turnQueue, events, running, () => config.session.queue_mode);
     const agent = new AgentLoop(
       {
@@ -154,6 +166,7 @@ export class ChatRuntime {
         outbound,
         usage,
         exchange: new AutoSummarizer(summarizerQueue, () => config.session.summarizer_mode),
+        compactor: new CompactionValve(compaction, db, () => config.session.compact_threshold),
         presence: channels,
       },
       { systemPrompt: config.ai.system_prompt, maxIterations: config.ai.max_iterations, historyMessages: config.session.history_turns * 2, estimate: estimateMessages },
@@ -169,6 +182,7 @@ export class ChatRuntime {
       approvals: tools.commandApprovals,
       pendingMessages: async (ctx, sessionId) => (await turns.pending(ctx, sessionId)).length,
     });
+    registerSummaryCommands(commands, { compaction });
     registerPairingCommands(commands, { pairing: new PairingService(db, deps.audit, deps.users, outbound), users: deps.users });
     const policies = createSenderPolicies({ config, logger, db, users: deps.users, audit: deps.audit, redis: main, notices: outbound });
     const dedupe: Deduper = {
@@ -216,6 +230,7 @@ export class ChatRuntime {
       maintenance,
       summarizer,
       summarizerQueue,
+      compaction,
     );
     for (const transport of createChannelTransports({ config, logger, redactor: deps.redactor, onStatus: (t) => channels.emitStatus(t.status()) })) {
       channels.register(transport);

@@ -6,13 +6,14 @@ import type { TurnRunner } from '../conversation/turn.service';
 import { TurnAbortedError } from '../conversation/running-turns';
 import type { SessionEventPublisher } from '../events';
 import type { ChatMessage, ChatResult, ToolCall } from '../models/model-provider';
+import { ContextLengthError } from '../models/model.errors';
 import { Message } from '../sessions/message.entity';
 import type { Session } from '../sessions/session.entity';
 import type { SessionLifecycleService } from '../sessions/session-lifecycle.service';
 import { ChatKind, MessageRole, MessageStatus } from '../sessions/session.types';
 import type { TokenCounts, UsageService } from '../usage';
 import type { User, UserService } from '../users';
-import type { AgentTools, ChatPresence, ExchangeListener, MemoryRecall, OutboundSender, SkillSource } from './agent.ports';
+import { NO_COMPACTOR, type AgentTools, type ChatPresence, type ExchangeListener, type MemoryRecall, type OutboundSender, type SkillSource, type TurnCompactor } from './agent.ports';
 import { loadHistory } from './history';
 import type { ModelCaller } from './model-caller';
 import { buildPrompt } from './prompt-builder';
@@ -39,7 +40,12 @@ export interface AgentLoopDeps {
   usage: UsageService;
   exchange: ExchangeListener;
   presence: ChatPresence;
+  /** The compaction safety valve. @default none */
+  compactor?: TurnCompactor;
 }
+
+/** The turn's messages were moved to a new session by a compaction and are answered there. */
+class TurnMovedError extends Error {}
 
 const ZERO: TokenCounts = { inputTokens: 0, outputTokens: 0, cacheReadTokens: 0, cacheWriteTokens: 0, estimated: false };
 
@@ -91,6 +97,11 @@ export class AgentLoop implements TurnRunner {
         await events.publish(session.id, { type: 'TurnFinished', turnId, status: 'cancelled', replyMessageId: null });
         return;
       }
+      const compactor = this.deps.compactor ?? NO_COMPACTOR;
+      if (err instanceof TurnMovedError || (err instanceof ContextLengthError && (await compactor.afterContextLengthError(ctx, session, batch, turnId)))) {
+        await events.publish(session.id, { type: 'TurnFinished', turnId, status: 'cancelled', replyMessageId: null, error: 'continued in a new session after compaction' });
+        return;
+      }
       const problem = describeModelFailure(err);
       ctx.logger.warn({ err, sessionId: session.id, turnId }, 'turn failed');
       const reply = await this.finish(ctx, session, batch, turnId, problem, usage, MessageStatus.FAILED);
@@ -139,6 +150,22 @@ export class AgentLoop implements TurnRunner {
       sender ? `You are talking with ${sender.displayName} (trust ${sender.trust}).` : 'The sender is not known.',
     ];
     const budget = Math.max(512, info.contextWindow - Math.min(2048, Math.floor(info.contextWindow / 4)));
+    if (this.deps.compactor) {
+      const whole = buildPrompt({
+        systemPrompt: this.options.systemPrompt,
+        tools: specs,
+        nativeTools: info.supportsTools,
+        skills,
+        memories,
+        context,
+        history,
+        pinnedTail: batch.length,
+        budgetTokens: Number.POSITIVE_INFINITY,
+        estimate: this.options.estimate,
+      });
+      const prompt = { estimatedTokens: whole.estimatedTokens, contextWindow: info.contextWindow };
+      if (await this.deps.compactor.beforeTurn(ctx, session, batch, prompt)) throw new TurnMovedError('compacted before the turn');
+    }
     let usage: TokenCounts = { ...ZERO };
     let pinned = batch.length;
     for (let iteration = 0; iteration < this.options.maxIterations; iteration++) {

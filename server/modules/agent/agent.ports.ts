@@ -1,4 +1,5 @@
 import type { Ctx } from '../../common/ctx';
+import type { Message } from '../sessions/message.entity';
 import type { Session } from '../sessions/session.entity';
 import type { ToolCall, ToolSpec } from '../models/model-provider';
 import type { ToolContext } from '../tools/tool';
@@ -69,6 +70,19 @@ export interface ChatPresence {
   setTyping(channel: string, chatId: string, on: boolean): Promise<void>;
 }
 
+/**
+ * Port: the compaction safety valve (DESIGN §5). Each method returns true when it compacted the session
+ * and moved the turn's messages to the new session, where they are answered again; the turn then ends.
+ * False lets the turn go on (or fail) as it would without the valve.
+ */
+export interface TurnCompactor {
+  /** Before the first model call, with the estimated tokens of the whole (untrimmed) prompt. */
+  beforeTurn(ctx: Ctx, session: Session, batch: Message[], prompt: { estimatedTokens: number; contextWindow: number }): Promise<boolean>;
+  /** The provider said the prompt does not fit its context window (compact and retry once). */
+  afterContextLengthError(ctx: Ctx, session: Session, batch: Message[], turnId: string): Promise<boolean>;
+}
+
 export const NO_MEMORIES: MemoryRecall = { recall: async () => [] };
 export const NO_SKILLS: SkillSource = { skillsFor: async () => [] };
 export const NO_EXCHANGE_LISTENER: ExchangeListener = { afterExchange: async () => undefined };
+export const NO_COMPACTOR: TurnCompactor = { beforeTurn: async () => false, afterContextLengthError: async () => false };

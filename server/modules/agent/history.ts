@@ -53,6 +53,8 @@ export function toChatMessages(rows: Message[], images: Map<string, Image[]>, op
         else out.push({ role: 'user', content: `Tool result (${m.toolCallId ?? 'call'}):\n${m.content}` });
         break;
       case MessageRole.SYSTEM:
+        // The summary a compaction seeded the session with.
+        out.push({ role: 'system', content: m.content });
         break;
     }
   }

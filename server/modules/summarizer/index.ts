@@ -3,3 +3,16 @@ export { SummarizerService, memoryOwnerOf, type MemoryWriter, type MemoryOwner, 
 export { AutoSummarizer, type SummaryJobs } from './auto-summarizer';
 export { parseMemoryCandidates, MAX_CANDIDATES, type MemoryCandidate, type ParsedCandidates } from './memory-candidates';
 export { SUMMARY_SECTIONS, normalizeSummary, parseSummarySections, findIdentifiers, hasAllSections, type SummarySection } from './structured-summary';
+export {
+  CompactionService,
+  recentTurns,
+  idsBefore,
+  SUMMARY_KEY_PREFIX,
+  type CompactOptions,
+  type CompactionResult,
+  type CompactionReason,
+  type ChatNotifier,
+  type SessionLock,
+} from './compaction.service';
+export { CompactionValve } from './compaction-valve';
+export { registerSummaryCommands } from './summary-commands';
