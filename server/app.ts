@@ -174,7 +174,7 @@ export class App {
     ]);
     const chat = this.chat;
     if (chat) {
-      registry.set(ChatResolver, new ChatResolver(chat.web, s.sessions, chat.lifecycle, chat.turnQueue, chat.events, chat.usage));
+      registry.set(ChatResolver, new ChatResolver(chat.web, s.sessions, chat.lifecycle, chat.turnQueue, chat.events, chat.usage, chat.compaction, chat.sessionMaintenance));
       registry.set(ToolResolver, new ToolResolver(chat.tools.registry, chat.tools.approvals));
     }
     registry.set(PairingResolver, new PairingResolver(new PairingService(this.db, s.audit, s.users, chat?.outbound ?? null)));

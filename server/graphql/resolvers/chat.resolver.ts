@@ -5,7 +5,8 @@ import type { WebChannel } from '../../channels/web/web-channel';
 import { MAX_TEXT_CHARS } from '../../channels/web/web-channel';
 import type { TurnScheduler } from '../../modules/conversation';
 import type { SessionEvent, SessionEventPublisher } from '../../modules/events';
-import { Session, SessionLifecycleService, SessionService, SessionStatus } from '../../modules/sessions';
+import { Session, SessionLifecycleService, SessionMaintenanceService, SessionService, SessionStatus } from '../../modules/sessions';
+import type { CompactionService } from '../../modules/summarizer';
 import { ConflictError } from '../../common/errors';
 import type { UsageGroupBy, UsageService } from '../../modules/usage';
 import type { GraphQLContext } from '../context';
@@ -110,6 +111,8 @@ export class ChatResolver {
     private readonly scheduler: TurnScheduler,
     private readonly events: SessionEventPublisher,
     private readonly usageService: UsageService,
+    private readonly compaction: CompactionService,
+    private readonly maintenance: SessionMaintenanceService,
   ) {}
 
   @Authorized(TrustLevel.MEMBER)
@@ -134,6 +137,39 @@ export class ChatResolver {
     const next = await this.lifecycle.rotate(ctx, session);
     await this.events.publish(session.id, { type: 'SessionRotated', previousSessionId: session.id, newSessionId: next.id, reason: 'new' });
     return next;
+  }
+
+  @Authorized(TrustLevel.MEMBER)
+  @Mutation(() => Session, {
+    description: 'Summarises an ACTIVE session (memory flush, five-section summary memory), archives it and returns the new session seeded with the summary and the last turns. CONFLICT while a turn runs.',
+  })
+  async compactSession(
+    @Arg('sessionId', () => ID) sessionId: string,
+    @Arg('instructions', () => String, { nullable: true, description: 'What the summary should focus on.' }) instructions: string | null,
+    @GqlCtx() { ctx }: GraphQLContext,
+  ): Promise<Session> {
+    const session = await this.sessionService.getVisible(ctx, sessionId);
+    return (await this.compaction.compactNow(ctx, session, instructions, '🗜️ This session was compacted on request; it continues in a new session.')).session;
+  }
+
+  @Authorized(TrustLevel.MEMBER)
+  @Mutation(() => Session, { description: 'Archives a session (it stays readable and exportable); the next message starts a new one.' })
+  archiveSession(@Arg('id', () => ID) id: string, @GqlCtx() { ctx }: GraphQLContext): Promise<Session> {
+    return this.maintenance.archive(ctx, id);
+  }
+
+  @Authorized(TrustLevel.MEMBER)
+  @Mutation(() => Boolean, { description: 'Deletes a session with its messages and images; memories written from it stay.' })
+  deleteSession(@Arg('id', () => ID) id: string, @GqlCtx() { ctx }: GraphQLContext): Promise<boolean> {
+    return this.maintenance.remove(ctx, id);
+  }
+
+  @Authorized(TrustLevel.MEMBER)
+  @Mutation(() => String, {
+    description: 'The transcript as JSON Lines: one object per message, oldest first (id, sessionId, role, status, content, createdAt, userId, turnId, replyToId, toolCalls, toolCallId, tokens, images as metadata without data).',
+  })
+  exportSession(@Arg('id', () => ID) id: string, @GqlCtx() { ctx }: GraphQLContext): Promise<string> {
+    return this.maintenance.exportJsonl(ctx, id);
   }
 
   @Authorized(TrustLevel.MEMBER)

@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { In } from 'typeorm';
 import { SYSTEM_CLOCK, type Clock } from '../../common/clock';
 import { Ctx } from '../../common/ctx';
-import { ConflictError } from '../../common/errors';
+import { ConflictError, UserInputError } from '../../common/errors';
 import { newId } from '../../common/ids';
 import type { Db } from '../../persistence/db';
 import type { CallPriority } from '../agent/model-caller';
@@ -51,6 +51,9 @@ export interface CompactionResult {
   /** Waiting messages moved to the new session (answered there). */
   moved: number;
 }
+
+/** Longest `/compact` instructions accepted. */
+export const MAX_COMPACT_INSTRUCTIONS = 2_000;
 
 /** Marks the SYSTEM message a compaction seeds a session with (`compaction:<new session id>`). */
 export const SUMMARY_KEY_PREFIX = 'compaction:';
@@ -180,6 +183,9 @@ export class CompactionService {
    * turn runs during it. Throws ConflictError when a turn is running (or the session is archived).
    */
   async compactNow(ctx: Ctx, session: Session, instructions: string | null, notice?: string): Promise<CompactionResult> {
+    if (instructions && instructions.length > MAX_COMPACT_INSTRUCTIONS) {
+      throw new UserInputError(`instructions must be at most ${MAX_COMPACT_INSTRUCTIONS} characters.`, 'instructions');
+    }
     const out = await this.lock.tryRun(session.id, async () => {
       const current = await this.db.repo(ctx, Session).findOneByOrFail({ id: session.id });
       return this.compact(ctx, current, { reason: 'compact', instructions, priority: 'interactive', notice });

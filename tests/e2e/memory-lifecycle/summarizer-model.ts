@@ -24,7 +24,9 @@ export function summarizerInput(req: RecordedRequest): string {
 export function lastUserText(req: RecordedRequest): string {
   const users = (req.body?.messages ?? []).filter((m) => m.role === 'user');
   const content = users[users.length - 1]?.content;
-  return typeof content === 'string' ? content : JSON.stringify(content ?? '');
+  if (typeof content === 'string') return content;
+  // Vision messages: the text parts only.
+  return Array.isArray(content) ? content.map((p: { type?: string; text?: string }) => (p.type === 'text' ? (p.text ?? '') : '')).join('') : '';
 }
 
 export interface SummarizerScript {
