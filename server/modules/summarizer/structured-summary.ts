@@ -83,20 +83,25 @@ export function findIdentifiers(text: string): string[] {
     /`([^`\n]{2,80})`/g,
     /\b\d{5,}\b/g,
   ];
-  const found: Array<{ at: number; value: string }> = [];
+  const found: Array<{ start: number; end: number; value: string }> = [];
   for (const pattern of patterns) {
     for (const m of text.matchAll(pattern)) {
       const value = (m[1] ?? m[0]).trim();
-      if (value) found.push({ at: m.index ?? 0, value });
+      const start = (m.index ?? 0) + m[0].indexOf(value);
+      if (value) found.push({ start, end: start + value.length, value });
     }
   }
-  found.sort((a, b) => a.at - b.at);
+  // Earliest first, longest first at one position; a match inside a kept one (digits of a UUID) is skipped.
+  found.sort((a, b) => a.start - b.start || b.end - a.end);
+  const kept: Array<{ start: number; end: number }> = [];
   const seen = new Set<string>();
   const out: string[] = [];
-  for (const { value } of found) {
-    if (seen.has(value)) continue;
-    seen.add(value);
-    out.push(value);
+  for (const f of found) {
+    if (kept.some((k) => f.start >= k.start && f.end <= k.end)) continue;
+    kept.push(f);
+    if (seen.has(f.value)) continue;
+    seen.add(f.value);
+    out.push(f.value);
   }
   return out;
 }

@@ -3,7 +3,9 @@ import { dataOf, type GraphQLTestClient } from '../../support/graphql-client';
 import { FakeOpenAIServer, FakeReplies, type RecordedRequest } from '../../support/fakes/fake-openai-server';
 import { createUserWithToken, eventually, send } from '../../support/chat-helpers';
 import { EventCollector, type EventRecord } from '../../support/session-events';
-import { MemoriesDocument, MessagesDocument, SessionDocument } from '../../support/graphql/generated';
+import { ChatRecorderServer } from '../../support/fakes/chat-recorder';
+import { LinkIdentityDocument, MemoriesDocument, MessagesDocument, SessionDocument } from '../../support/graphql/generated';
+import { registerRecorderChannel } from '../pipeline/pipeline-helpers';
 import { hasAllSections, SUMMARY_SECTIONS } from '../../../server/modules/summarizer';
 import { callKind, callsOf, lastUserText, scriptModel, summarizerInput } from './summarizer-model';
 
@@ -182,9 +184,11 @@ describe('compaction with /compact', () => {
 describe('the compaction safety valve (session.summarizer_mode: manual)', () => {
   let t: TestApp;
   let model: FakeOpenAIServer;
+  let recorder: ChatRecorderServer;
 
   beforeAll(async () => {
     model = await FakeOpenAIServer.start();
+    recorder = await ChatRecorderServer.start();
     scriptModel(model, {
       main: (req) => (lastUserText(req).includes('always too long') ? FakeReplies.contextLength(1024) : { text: `Echo: ${lastUserText(req)}` }),
     });
@@ -195,10 +199,12 @@ describe('the compaction safety valve (session.summarizer_mode: manual)', () => 
         log: { level: 'warn' },
       },
     });
+    await registerRecorderChannel(t, 'telegram', recorder);
   });
   afterAll(async () => {
     await t.close();
     await model.close();
+    await recorder.close();
   });
   beforeEach(() => model.reset());
 
@@ -290,5 +296,24 @@ describe('the compaction safety valve (session.summarizer_mode: manual)', () => 
     expect(model.chatRequests().map(callKind)).toEqual(['main', 'extract', 'compact', 'main']);
     expect(await statusOf(client, next)).toBe('ACTIVE');
     await client.close();
+  });
+
+  it('on a platform chat the notice reaches the chat before the retried answer', async () => {
+    const owner = t.client(t.ownerToken);
+    const user = await createUserWithToken(owner, 'Quinn', 'MEMBER');
+    dataOf(await owner.http(LinkIdentityDocument, { input: { userId: user.id, channel: 'telegram', handle: 'tg-quinn' } }));
+    const say = (text: string, n: number) =>
+      t.app.chat!.pipeline.handle({ channel: 'telegram', chatId: 'tg-quinn', chatKind: 'dm', sender: { handle: 'tg-quinn' }, text, platformMessageId: `q-${n}` });
+    await say('hi from telegram', 1);
+    await eventually(() => recorder.chunks.some((c) => c.chatId === 'tg-quinn' && c.text === 'Echo: hi from telegram'), 15_000, 'the first reply');
+    model.enqueue(FakeReplies.contextLength(1024));
+    await say('a question from telegram', 2);
+    await eventually(() => recorder.chunks.some((c) => c.chatId === 'tg-quinn' && c.text === 'Echo: a question from telegram'), 20_000, 'the retried reply');
+    expect(recorder.chunks.filter((c) => c.chatId === 'tg-quinn').map((c) => c.text)).toEqual([
+      'Echo: hi from telegram',
+      "🗜️ The conversation no longer fit the model's context window, so I compacted it into a new session and am retrying your message once.",
+      'Echo: a question from telegram',
+    ]);
+    await owner.close();
   });
 });
