@@ -86,6 +86,11 @@ export async function loadHistory(
   // Messages of the running turn are PROCESSING; make sure they are all in, even past the limit.
   const ids = new Set(rows.map((r) => r.id));
   for (const m of batch) if (!ids.has(m.id)) rows.push(m);
+  // The summary a compaction seeded the session with stays in, however long the session grew since.
+  if (!rows.some((r) => r.role === MessageRole.SYSTEM)) {
+    const seed = await db.repo(ctx, Message).findOne({ where: { sessionId, role: MessageRole.SYSTEM }, order: { id: 'ASC' } });
+    if (seed) rows.push(seed);
+  }
   rows.sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
   const currentIds = new Set(batch.map((m) => m.id));
   const imageRows = await db.repo(ctx, Image).findBy({ messageId: In([...currentIds]) });

@@ -79,7 +79,8 @@ describe('compaction with /compact', () => {
     t = await startTestApp({
       config: {
         ai: { providers: { fake: { base_url: model.baseUrl, model: 'fake-model', context_window: 8192, max_concurrency: 2 } } },
-        session: { summarizer_mode: 'manual', compact_keep_turns: 2 },
+        // A short history window: the seeded summary must stay in the prompt anyway.
+        session: { summarizer_mode: 'manual', compact_keep_turns: 2, history_turns: 2 },
         log: { level: 'warn' },
       },
     });
@@ -158,6 +159,10 @@ describe('compaction with /compact', () => {
     const text = JSON.stringify(prompt.body!.messages);
     expect(text).toContain('Which region should host it?');
     expect(text).not.toContain('Echo: For Falcon');
+    for (const n of [1, 2, 3]) await exchange(client, `later message ${n}`);
+    const later = model.chatRequests().filter((r) => callKind(r) === 'main').at(-1)!;
+    expect(JSON.stringify(later.body!.messages)).not.toContain('Which region should host it?');
+    expect(systemMessages(later).some((s) => s.includes('## Exact identifiers'))).toBe(true);
     await client.close();
   });
 
