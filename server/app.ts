@@ -15,7 +15,7 @@ import { ManagedRedis } from './redis/managed-redis';
 import { RedisConnections, safeRedisUrl } from './redis/redis-connections';
 import { AuditService } from './modules/audit';
 import { ApiTokenService, OwnerBootstrap } from './modules/auth';
-import { MemoryService } from './modules/memory';
+import type { MemoryService } from './modules/memory';
 import { PluginSettingService } from './modules/plugins';
 import { SessionService } from './modules/sessions';
 import { UserService } from './modules/users';
@@ -30,6 +30,7 @@ import { UserResolver } from './graphql/resolvers/user.resolver';
 import { ChatResolver } from './graphql/resolvers/chat.resolver';
 import { ToolResolver } from './graphql/resolvers/tool.resolver';
 import { ChatRuntime } from './composition/chat-runtime';
+import { MemoryLayer } from './composition/memory-layer';
 import { PairingService } from './modules/pairing';
 import { PairingResolver } from './graphql/resolvers/pairing.resolver';
 import { ChannelResolver } from './graphql/resolvers/channel.resolver';
@@ -54,6 +55,8 @@ export interface Services {
   tokens: ApiTokenService;
   sessions: SessionService;
   memories: MemoryService;
+  /** Memory search index, recall, workspace files (the memory layer). */
+  memory: MemoryLayer;
   plugins: PluginSettingService;
   ownerBootstrap: OwnerBootstrap;
 }
@@ -114,12 +117,15 @@ export class App {
       const audit = new AuditService(db);
       const users = new UserService(db, audit, config.default_trust as TrustLevel);
       const tokens = new ApiTokenService(db, users, audit);
+      const memory = MemoryLayer.create({ config, db, audit, logger });
+      stack.add('memory', () => memory.dispose());
       const services: Services = {
         audit,
         users,
         tokens,
         sessions: new SessionService(db),
-        memories: new MemoryService(db, audit),
+        memories: memory.service,
+        memory,
         plugins: new PluginSettingService(db, audit),
         ownerBootstrap: new OwnerBootstrap(users, tokens, config.data_dir),
       };
@@ -136,6 +142,7 @@ export class App {
           audit,
           plugins: services.plugins,
           memories: services.memories,
+          memory,
           clock: options.clock,
         });
         const runtime = chat;
@@ -169,7 +176,7 @@ export class App {
       [UserResolver, new UserResolver(s.users, s.tokens, pageSize)],
       [ApiTokenResolver, new ApiTokenResolver(s.tokens)],
       [SessionResolver, new SessionResolver(s.sessions, pageSize)],
-      [MemoryResolver, new MemoryResolver(s.memories, pageSize)],
+      [MemoryResolver, new MemoryResolver(s.memories, pageSize, s.memory.search)],
       [AdminResolver, new AdminResolver(s.plugins, s.audit, pageSize)],
     ]);
     const chat = this.chat;

@@ -15,6 +15,7 @@ import { AgentLoop } from '../modules/agent/agent-loop';
 import { NO_MEMORIES, NO_SKILLS } from '../modules/agent/agent.ports';
 import type { AuditService } from '../modules/audit';
 import type { MemoryService } from '../modules/memory';
+import type { MemoryLayer } from './memory-layer';
 import { AutoSummarizer, CompactionService, CompactionValve, registerSummaryCommands, SummarizerService } from '../modules/summarizer';
 import type { PluginSettingService } from '../modules/plugins';
 import { createToolLayer, type ToolLayer } from './tool-layer';
@@ -48,6 +49,8 @@ export interface ChatRuntimeDeps {
   audit: AuditService;
   plugins: PluginSettingService;
   memories: MemoryService;
+  /** Recall, memory tools and /memories; without it the agent recalls nothing. */
+  memory?: MemoryLayer;
   /** Optional overrides, e.g. a model router built around a test provider. */
   router?: ModelRouter;
   /** Time for session resets and retention; tests move it forward. @default SYSTEM_CLOCK */
@@ -102,6 +105,7 @@ export class ChatRuntime {
     const router =
       deps.router ??
       (await ModelRouter.fromConfig(config.ai, { logger: logger.child({ module: 'models' }), redactor: deps.redactor, sensitiveLogs: config.log.sensitive }));
+    deps.memory?.useEmbeddings(router);
     const events = new RedisSessionEvents(main, eventsSub, logger.child({ module: 'events' }), { prefix });
     const clock = deps.clock ?? SYSTEM_CLOCK;
     const lifecycle = new SessionLifecycleService(db, clock);
@@ -133,7 +137,7 @@ export class ChatRuntime {
       attempts: config.queues.outbound_attempts,
       logger: logger.child({ module: 'outbound' }),
     });
-    const tools = createToolLayer({ config, db, audit: deps.audit, plugins: deps.plugins, users: deps.users, events, notices: outbound });
+    const tools = createToolLayer({ config, db, audit: deps.audit, plugins: deps.plugins, users: deps.users, events, notices: outbound, extraTools: deps.memory?.tools() });
     const summarizerQueue = new SummarizerQueue(main, {
       prefix,
       lockMs: config.queues.turn_lock_ms,
@@ -161,7 +165,7 @@ export class ChatRuntime {
         events,
         models: modelQueue,
         tools: tools.agentTools,
-        memory: NO_MEMORIES,
+        memory: deps.memory?.recall ?? NO_MEMORIES,
         skills: NO_SKILLS,
         outbound,
         usage,
@@ -183,6 +187,7 @@ export class ChatRuntime {
       pendingMessages: async (ctx, sessionId) => (await turns.pending(ctx, sessionId)).length,
     });
     registerSummaryCommands(commands, { compaction });
+    deps.memory?.registerCommands(commands);
     registerPairingCommands(commands, { pairing: new PairingService(db, deps.audit, deps.users, outbound), users: deps.users });
     const policies = createSenderPolicies({ config, logger, db, users: deps.users, audit: deps.audit, redis: main, notices: outbound });
     const dedupe: Deduper = {
@@ -295,6 +300,7 @@ export class ChatRuntime {
     await channelSwitch.start();
     this.stack.add('channel switch', () => channelSwitch.stop());
     await this.turns.recoverPending(this.deps.logger);
+    void this.deps.memory?.startBackground(Ctx.system(this.deps.logger, 'memory'));
     await new ReplyRedelivery(this.deps.db, this.outbound).recover(Ctx.system(this.deps.logger, 'redelivery'));
   }
 

@@ -7,7 +7,7 @@ import type { AuditService } from '../modules/audit';
 import type { CommandApprovals, CommandTools } from '../modules/commands';
 import type { SessionEventPublisher } from '../modules/events';
 import type { PluginSettingService } from '../modules/plugins';
-import { createBuiltinTools, ToolApprovalDecision, ToolApprovalService, ToolPipeline, ToolRegistry, type MessageSender } from '../modules/tools';
+import { createBuiltinTools, ToolApprovalDecision, ToolApprovalService, ToolPipeline, ToolRegistry, type MessageSender, type Tool } from '../modules/tools';
 import type { UserService } from '../modules/users';
 
 export interface ToolLayerDeps {
@@ -18,6 +18,8 @@ export interface ToolLayerDeps {
   users: UserService;
   events: SessionEventPublisher;
   notices: NoticeSender;
+  /** Tools of other modules (memory_search, memory_save), registered after the built-ins. */
+  extraTools?: readonly Tool[];
 }
 
 export interface ToolLayer {
@@ -41,6 +43,7 @@ export function createToolLayer(deps: ToolLayerDeps): ToolLayer {
     send: (ctx, target, text) => notices.notify(ctx, { ...target, key: `send_message:${randomUUID()}` }, text),
   };
   for (const tool of createBuiltinTools({ tools: config.tools, users: deps.users, messageSender: sender })) registry.register(tool);
+  for (const tool of deps.extraTools ?? []) registry.register(tool);
   const approvals = new ToolApprovalService(deps.db, deps.audit, registry, { timeoutMs: config.tools.approval_timeout_minutes * 60_000 });
   const pipeline = new ToolPipeline(
     { registry, approvals, audit: deps.audit },

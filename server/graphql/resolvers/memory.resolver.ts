@@ -1,8 +1,8 @@
-import { Arg, Args, Authorized, Ctx as GqlCtx, Field, Float, ID, InputType, Mutation, Query, Resolver } from 'type-graphql';
+import { Arg, Args, ArgsType, Authorized, Ctx as GqlCtx, Field, Float, ID, InputType, Int, Mutation, ObjectType, Query, Resolver } from 'type-graphql';
 import { Length, Max, MaxLength, Min } from 'class-validator';
 import { TrustLevel } from '../../common/trust';
 import { toPageArgs } from '../../common/pagination';
-import { MAX_MEMORY_CHARS, Memory, MemoryScope, MemoryService, MemoryType } from '../../modules/memory';
+import { MAX_MEMORY_CHARS, MAX_SEARCH_LIMIT, Memory, MemoryScope, MemorySearchService, MemoryService, MemoryType } from '../../modules/memory';
 import { Connection, ConnectionArgs, toConnection, type ConnectionShape } from '../connection';
 import type { GraphQLContext } from '../context';
 
@@ -63,12 +63,48 @@ class UpdateMemoryInput {
   importance?: number | null;
 }
 
+@ObjectType({ description: 'A memory found by searchMemories, with its relevance (0..1).' })
+class MemorySearchHit {
+  @Field(() => Memory)
+  memory!: Memory;
+
+  @Field(() => Float, { description: 'Hybrid relevance: keyword and vector, weighted by importance and recency.' })
+  score!: number;
+
+  @Field(() => Float, { description: "Share of the query's words the memory contains (IDF-weighted)." })
+  keywordScore!: number;
+
+  @Field(() => Float, { nullable: true, description: 'Cosine similarity to the query; null when search ran keyword-only.' })
+  vectorScore!: number | null;
+}
+
+@ArgsType()
+class SearchMemoriesArgs {
+  @Field()
+  @Length(1, 1000)
+  query!: string;
+
+  @Field(() => Int, { nullable: true, defaultValue: 10 })
+  @Min(1)
+  @Max(MAX_SEARCH_LIMIT)
+  limit?: number | null;
+}
+
 @Resolver(() => Memory)
 export class MemoryResolver {
   constructor(
     private readonly memoryService: MemoryService,
     private readonly maxPageSize: number,
+    private readonly searchService: MemorySearchService,
   ) {}
+
+  @Authorized(TrustLevel.MEMBER)
+  @Query(() => [MemorySearchHit], {
+    description: 'Hybrid search (keyword + vector) of own and global memories; everyone\'s for ADMIN and above. Best first.',
+  })
+  searchMemories(@Args() { query, limit }: SearchMemoriesArgs, @GqlCtx() { ctx }: GraphQLContext): Promise<MemorySearchHit[]> {
+    return this.searchService.search(ctx, query, limit ?? 10);
+  }
 
   @Authorized(TrustLevel.MEMBER)
   @Query(() => MemoryConnection, { description: 'Own and global memories; everyone\'s for ADMIN and above.' })

@@ -119,7 +119,7 @@ function jaccard(a: Set<string>, b: Set<string>): number {
 export function rankCandidates(
   candidates: readonly RankCandidate[],
   keywordScore: (content: string) => number,
-  options: ResolvedRankingOptions & { limit: number; minScore: number; now?: Date },
+  options: ResolvedRankingOptions & { limit: number; minScore: number; vectorOnlyMinSimilarity?: number; now?: Date },
 ): MemoryStoreHit[] {
   const now = (options.now ?? new Date()).getTime();
   const dayMs = 86_400_000;
@@ -129,6 +129,7 @@ export function rankCandidates(
     if (seen.has(c.id)) continue;
     seen.add(c.id);
     const keyword = keywordScore(c.content);
+    if (keyword <= 0 && (c.vector ?? 0) < (options.vectorOnlyMinSimilarity ?? 0)) continue;
     const base =
       c.vector === null
         ? keyword

@@ -45,6 +45,12 @@ export interface MemoryStoreSearchOptions {
   excludeTypes?: readonly string[];
   /** Hits scoring below this (0..1) are dropped. @default 0 */
   minScore?: number;
+  /**
+   * Hits that share no word with the query need at least this cosine similarity (0..1). Recall sets it
+   * high: a memory injected into every prompt should be clearly related, and many embedding models give
+   * unrelated texts a cosine of 0.3–0.5. @default 0 (any)
+   */
+  vectorOnlyMinSimilarity?: number;
 }
 
 /** A search result with its scores (all 0..1). */

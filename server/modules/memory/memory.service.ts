@@ -1,6 +1,6 @@
 import type { FindOptionsWhere } from 'typeorm';
 import type { Ctx } from '../../common/ctx';
-import { ForbiddenError, NotFoundError, UserInputError } from '../../common/errors';
+import { ConflictError, ForbiddenError, NotFoundError, UserInputError } from '../../common/errors';
 import type { Page, PageArgs } from '../../common/pagination';
 import { TrustLevel } from '../../common/trust';
 import type { Db } from '../../persistence/db';
@@ -9,6 +9,7 @@ import type { AuditService } from '../audit';
 import { access } from '../users/access';
 import { User } from '../users/user.entity';
 import { Memory } from './memory.entity';
+import type { MemoryIndexHook } from './memory-indexer';
 import { MemoryScope, MemoryType } from './memory.types';
 
 export const MAX_MEMORY_CHARS = 20_000;
@@ -49,11 +50,15 @@ function checkImportance(value: number | null | undefined): number | undefined {
   return value;
 }
 
-/** Long-term memories: CRUD with the scope rules of DESIGN §3 (own, group, global). */
+/**
+ * Long-term memories: CRUD with the scope rules of DESIGN §3 (own, group, global). Every change is passed
+ * on to the search index (`index`), so searches and recall see it at once.
+ */
 export class MemoryService {
   constructor(
     private readonly db: Db,
     private readonly audit: AuditService,
+    private readonly index: MemoryIndexHook | null = null,
   ) {}
 
   /** What a MEMBER may read: their own user-scoped memories and global ones. */
@@ -88,6 +93,9 @@ export class MemoryService {
     if (!access.seesEveryone(ctx) && !(memory.scope === MemoryScope.USER && memory.userId === ctx.userId)) {
       throw new ForbiddenError('You may only change your own memories.');
     }
+    if (memory.source?.startsWith('workspace:')) {
+      throw new ConflictError(`This memory is a chunk of the workspace file ${memory.source.slice('workspace:'.length)}; edit the file instead.`);
+    }
     return memory;
   }
 
@@ -116,7 +124,7 @@ export class MemoryService {
         access.requireTrust(ctx, TrustLevel.ADMIN, 'global memories');
         break;
     }
-    return this.db.withTransaction(ctx, async (tx) => {
+    const created = await this.db.withTransaction(ctx, async (tx) => {
       const repo = this.db.repo(tx, Memory);
       const memory = await repo.save(
         repo.create({
@@ -132,6 +140,8 @@ export class MemoryService {
       await this.auditUnlessOwn(tx, 'memory.create', memory);
       return memory;
     });
+    await this.index?.indexed(ctx, [created]);
+    return created;
   }
 
   async update(ctx: Ctx, id: string, input: UpdateMemoryInput): Promise<Memory> {
@@ -140,11 +150,13 @@ export class MemoryService {
     if (input.type) memory.type = input.type;
     const importance = checkImportance(input.importance);
     if (importance !== undefined) memory.importance = importance;
-    return this.db.withTransaction(ctx, async (tx) => {
+    const updated = await this.db.withTransaction(ctx, async (tx) => {
       const saved = await this.db.repo(tx, Memory).save(memory);
       await this.auditUnlessOwn(tx, 'memory.update', saved);
       return saved;
     });
+    await this.index?.indexed(ctx, [updated]);
+    return updated;
   }
 
   /** A user writing someone else's, a group's or a global memory is a privileged action: audit it. */
@@ -157,6 +169,7 @@ export class MemoryService {
   async delete(ctx: Ctx, id: string): Promise<boolean> {
     const memory = await this.getWritable(ctx, id);
     await this.db.repo(ctx, Memory).delete({ id: memory.id });
+    await this.index?.removed(ctx, [memory.id]);
     if (memory.userId !== ctx.userId) {
       await this.audit.record(ctx, 'memory.delete', { type: 'Memory', id }, { ownerUserId: memory.userId, scope: memory.scope });
     }

@@ -264,7 +264,7 @@ export class SqlMemoryStore implements MemoryStore {
         embedding,
       });
     }
-    return rankCandidates(list, keywordScorer(terms, { total, docFreq }), { ...this.ranking, limit, minScore: options.minScore ?? 0 });
+    return rankCandidates(list, keywordScorer(terms, { total, docFreq }), { ...this.ranking, limit, minScore: options.minScore ?? 0, vectorOnlyMinSimilarity: options.vectorOnlyMinSimilarity });
   }
 
   // === Internals

@@ -199,7 +199,8 @@ describe('the compaction safety valve (session.summarizer_mode: manual)', () => 
     });
     t = await startTestApp({
       config: {
-        ai: { providers: { fake: { base_url: model.baseUrl, model: 'fake-model', context_window: 1024, max_concurrency: 2 } } },
+        // A small window, with room for the schemas of the tools a MEMBER is offered (current_time, memory_search, memory_save).
+        ai: { providers: { fake: { base_url: model.baseUrl, model: 'fake-model', context_window: 1280, max_concurrency: 2 } } },
         session: { summarizer_mode: 'manual', compact_threshold: 0.9, compact_keep_turns: 1 },
         log: { level: 'warn' },
       },

@@ -31,8 +31,8 @@ function allowed(level: Level, id: CallId): boolean {
 /** Tools the model is offered, per DESIGN §3 (web_search is off: no SearXNG configured). */
 function expectedTools(level: Level): string[] {
   if (RANK[level] < RANK.MEMBER) return [];
-  if (level === 'MEMBER') return ['current_time'];
-  return ['current_time', 'http_request', 'send_message', ...(level === 'OWNER' ? ['shell'] : [])].sort();
+  if (level === 'MEMBER') return ['current_time', 'memory_save', 'memory_search'];
+  return ['current_time', 'http_request', 'memory_save', 'memory_search', 'send_message', ...(level === 'OWNER' ? ['shell'] : [])].sort();
 }
 
 /**
@@ -261,7 +261,7 @@ describe('trust end to end, tool calls in text', () => {
     expect(asked!.body?.tools).toBeUndefined();
     const system = String(asked!.body?.messages?.[0]?.content);
     expect(system).toContain('{"tool_calls":[{"name":"<tool>","arguments":{…}}]}');
-    expect(system.match(/^- (\w+):/gm)?.map((l) => l.slice(2, -1)).sort()).toEqual(['current_time', 'http_request', 'send_message']);
+    expect(system.match(/^- (\w+):/gm)?.map((l) => l.slice(2, -1)).sort()).toEqual(['current_time', 'http_request', 'memory_save', 'memory_search', 'send_message']);
 
     const results = (answered!.body?.messages ?? []).filter((m) => m.role === 'user' && String(m.content).startsWith('Tool result')).map((m) => String(m.content));
     expect(results).toHaveLength(3);

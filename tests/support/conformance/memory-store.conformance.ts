@@ -87,7 +87,8 @@ export function describeMemoryStoreConformance(name: string, create: () => Promi
       await f.store.upsert(f.ctx, [fact]);
       const changed = { ...fact, content: `favourite colour is ${after}`, updatedAt: new Date() };
       await f.store.upsert(f.ctx, [changed]);
-      expect(await f.store.search(f.ctx, before, { owners: [a], limit: 5 })).toEqual([]);
+      // (Vector search may still return the item for the old word, with its new content.)
+      expect((await f.store.search(f.ctx, before, { owners: [a], limit: 5 })).filter((h) => h.content.includes(before))).toEqual([]);
       const hits = await f.store.search(f.ctx, after, { owners: [a], limit: 5 });
       expect(hits.map((h) => [h.id, h.content])).toEqual([[fact.id, changed.content]]);
       const entries = await f.store.entries(f.ctx);

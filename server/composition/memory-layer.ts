@@ -1,0 +1,127 @@
+import path from 'node:path';
+import type { AppConfig } from '../config';
+import type { Ctx } from '../common/ctx';
+import type { Logger } from '../common/logger';
+import type { Db } from '../persistence/db';
+import type { AuditService } from '../modules/audit';
+import type { SlashCommandService } from '../modules/commands';
+import {
+  createMemoryTools,
+  LanceDbMemoryStore,
+  MemoryEmbedder,
+  MemoryIndexer,
+  MemoryRecallService,
+  MemorySearchService,
+  MemoryService,
+  registerMemoryCommands,
+  SqlMemoryStore,
+  WorkspaceMemory,
+  type EmbeddingSource,
+  type MemoryStore,
+} from '../modules/memory';
+import { estimateTokens, type ModelRouter } from '../modules/models';
+import type { Tool } from '../modules/tools';
+
+export interface MemoryLayerDeps {
+  config: AppConfig;
+  db: Db;
+  audit: AuditService;
+  logger: Logger;
+}
+
+/** Embeddings through the router's `embeddings` role. */
+export function routerEmbeddings(router: ModelRouter): EmbeddingSource {
+  return { model: router.describe('embeddings'), embed: (texts, signal) => router.embed(texts, { signal }) };
+}
+
+/**
+ * Long-term memory of one process (DESIGN §5): the search index (`memory.vector_store`), the embedder, the
+ * service that keeps both in step with the memories table, search with the visibility rules, recall for
+ * the agent, the workspace files, and the tools and `/memories` command. Built by the composition root;
+ * `startBackground` (processes that run workers) reconciles the index and starts the workspace watcher.
+ */
+export class MemoryLayer {
+  private background: Promise<void> | null = null;
+  private readonly abort = new AbortController();
+
+  private constructor(
+    private readonly deps: MemoryLayerDeps,
+    readonly embedder: MemoryEmbedder,
+    readonly store: MemoryStore,
+    readonly indexer: MemoryIndexer,
+    readonly service: MemoryService,
+    readonly search: MemorySearchService,
+    readonly recall: MemoryRecallService,
+    readonly workspace: WorkspaceMemory,
+  ) {}
+
+  static create(deps: MemoryLayerDeps): MemoryLayer {
+    const { config, db } = deps;
+    const logger = deps.logger.child({ module: 'memory' });
+    const embedder = new MemoryEmbedder(db, logger);
+    const ranking = { keywordWeight: config.memory.keyword_weight, vectorWeight: config.memory.vector_weight };
+    const store: MemoryStore =
+      config.memory.vector_store === 'lancedb'
+        ? new LanceDbMemoryStore({ dir: path.join(config.data_dir, 'lancedb'), embedder, logger, ...ranking })
+        : new SqlMemoryStore(db, { embedder, logger, ...ranking });
+    const indexer = new MemoryIndexer(db, store, logger);
+    const service = new MemoryService(db, deps.audit, indexer);
+    const search = new MemorySearchService(db, store, { maxResults: config.memory.max_results, minScore: config.memory.min_score });
+    const workspace = new WorkspaceMemory(db, indexer, logger.child({ part: 'workspace' }), {
+      dataDir: config.data_dir,
+      chunkTokens: config.memory.chunk_tokens,
+      chunkOverlap: config.memory.chunk_overlap,
+      estimate: estimateTokens,
+    });
+    return new MemoryLayer(deps, embedder, store, indexer, service, search, new MemoryRecallService(search), workspace);
+  }
+
+  /** Vectors from the router's `embeddings` role; null makes memory search keyword-only (logged once). */
+  useEmbeddings(router: ModelRouter | null): void {
+    this.embedder.setSource(router ? routerEmbeddings(router) : null);
+    if (!router) this.deps.logger.info({ module: 'memory' }, 'no embedder — memory search is keyword-only');
+  }
+
+  /** `memory_search` and `memory_save`. */
+  tools(): Tool[] {
+    return createMemoryTools({ search: this.search, memories: this.service, db: this.deps.db });
+  }
+
+  registerCommands(commands: SlashCommandService): void {
+    registerMemoryCommands(commands, { memories: this.service });
+  }
+
+  /**
+   * Reconciles the index with the memories table (vectors for what has none), then re-indexes the
+   * workspace files and watches them. Runs in the background; `ready` resolves when both are done.
+   */
+  startBackground(ctx: Ctx): Promise<void> {
+    this.background ??= (async () => {
+      try {
+        await this.store.init?.(ctx);
+        await this.indexer.reconcile(ctx, this.abort.signal);
+      } catch (err) {
+        this.deps.logger.error({ err, module: 'memory' }, 'memory index reconcile failed');
+      }
+      if (this.abort.signal.aborted) return;
+      try {
+        await this.workspace.start(ctx);
+      } catch (err) {
+        this.deps.logger.error({ err, module: 'memory' }, 'workspace memory failed to start');
+      }
+    })();
+    return this.background;
+  }
+
+  /** Resolves once `startBackground`'s work is done (immediately when it was not started). */
+  get ready(): Promise<void> {
+    return this.background ?? Promise.resolve();
+  }
+
+  async dispose(): Promise<void> {
+    this.abort.abort();
+    await this.background?.catch(() => undefined);
+    await this.workspace.stop();
+    await this.store.dispose?.();
+  }
+}

@@ -1,0 +1,90 @@
+import { In } from 'typeorm';
+import type { Ctx } from '../../common/ctx';
+import type { Logger } from '../../common/logger';
+import type { Db } from '../../persistence/db';
+import { Memory } from './memory.entity';
+import { GLOBAL_OWNER, groupOwner, userOwner, type MemoryStore, type MemoryStoreItem } from './memory-store';
+import { MemoryScope } from './memory.types';
+
+/** Visibility key of a memory, or null when its scope fields are incomplete (never indexed then). */
+export function ownerOfMemory(memory: Pick<Memory, 'scope' | 'userId' | 'groupId'>): string | null {
+  switch (memory.scope) {
+    case MemoryScope.USER:
+      return memory.userId ? userOwner(memory.userId) : null;
+    case MemoryScope.GROUP:
+      return memory.groupId ? groupOwner(memory.groupId) : null;
+    case MemoryScope.GLOBAL:
+      return GLOBAL_OWNER;
+    default:
+      return null;
+  }
+}
+
+export function memoryToItem(memory: Memory): MemoryStoreItem | null {
+  const owner = ownerOfMemory(memory);
+  if (!owner) return null;
+  return { id: memory.id, owner, type: memory.type, content: memory.content, importance: memory.importance, updatedAt: memory.updatedAt };
+}
+
+/** Told by MemoryService after every change, so the search index follows the memories table. */
+export interface MemoryIndexHook {
+  indexed(ctx: Ctx, memories: readonly Memory[]): Promise<void>;
+  removed(ctx: Ctx, ids: readonly string[]): Promise<void>;
+}
+
+const BATCH = 500;
+
+/**
+ * Keeps a MemoryStore in step with the `memories` table: every create/update/delete through MemoryService
+ * (the hook), and `reconcile` at start (rows written behind the service's back, a new backend, an index
+ * that was lost). Index failures are logged, never thrown: the memory itself is saved either way and the
+ * next reconcile repairs the index.
+ */
+export class MemoryIndexer implements MemoryIndexHook {
+  constructor(
+    private readonly db: Db,
+    readonly store: MemoryStore,
+    private readonly logger: Logger,
+  ) {}
+
+  async indexed(ctx: Ctx, memories: readonly Memory[]): Promise<void> {
+    const items = memories.map(memoryToItem).filter((i): i is MemoryStoreItem => i !== null);
+    if (!items.length) return;
+    try {
+      await this.store.upsert(ctx, items);
+    } catch (err) {
+      this.logger.error({ err, ids: items.map((i) => i.id) }, 'could not index memories — the next reconcile retries');
+    }
+  }
+
+  async removed(ctx: Ctx, ids: readonly string[]): Promise<void> {
+    if (!ids.length) return;
+    try {
+      await this.store.delete(ctx, ids);
+    } catch (err) {
+      this.logger.error({ err, ids }, 'could not remove memories from the index — the next reconcile retries');
+    }
+  }
+
+  /**
+   * Brings the index in line with the table: indexes rows that are missing or changed, drops items whose
+   * memory is gone, then gives items without a vector one (when an embedder works). Returns the counts.
+   */
+  async reconcile(ctx: Ctx, signal?: AbortSignal): Promise<{ indexed: number; removed: number; embedded: number }> {
+    const rows = await this.db.repo(ctx, Memory).find({ select: { id: true, updatedAt: true } });
+    const indexed = await this.store.entries(ctx);
+    const stale = rows.filter((r) => indexed.get(r.id) !== r.updatedAt.getTime()).map((r) => r.id);
+    const live = new Set(rows.map((r) => r.id));
+    const gone = [...indexed.keys()].filter((id) => !live.has(id));
+    for (let i = 0; i < stale.length && !signal?.aborted; i += BATCH) {
+      const batch = await this.db.repo(ctx, Memory).findBy({ id: In(stale.slice(i, i + BATCH)) });
+      await this.store.upsert(ctx, batch.map(memoryToItem).filter((x): x is MemoryStoreItem => x !== null));
+    }
+    if (gone.length) await this.store.delete(ctx, gone);
+    const embedded = (await this.store.syncVectors?.(ctx, signal)) ?? 0;
+    if (stale.length || gone.length || embedded) {
+      this.logger.info({ store: this.store.name, indexed: stale.length, removed: gone.length, embedded }, 'memory index reconciled');
+    }
+    return { indexed: stale.length, removed: gone.length, embedded };
+  }
+}
