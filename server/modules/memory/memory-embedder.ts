@@ -99,8 +99,15 @@ export class MemoryEmbedder {
     if (!texts.length) return [];
     const keys = hashes ?? texts.map(contentHash);
     const cached = await this.cacheLookup(ctx, source.model, keys);
+    // One embedding per distinct content: repeated texts (and cached ones) are not sent again.
     const missing: number[] = [];
-    for (let i = 0; i < texts.length; i++) if (!cached.has(keys[i]!)) missing.push(i);
+    const queued = new Set<string>();
+    for (let i = 0; i < texts.length; i++) {
+      const key = keys[i]!;
+      if (cached.has(key) || queued.has(key)) continue;
+      queued.add(key);
+      missing.push(i);
+    }
     const fresh = new Map<string, Float32Array>();
     for (let start = 0; start < missing.length; start += this.options.batchSize) {
       const batch = missing.slice(start, start + this.options.batchSize);
