@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { startTestApp, type TestApp } from '../../support/test-app';
 import { dataOf, type GraphQLTestClient } from '../../support/graphql-client';
-import { FakeOpenAIServer, FakeReplies, type RecordedRequest } from '../../support/fakes/fake-openai-server';
+import { FakeOpenAIServer, FakeReplies } from '../../support/fakes/fake-openai-server';
 import { ChatRecorderServer } from '../../support/fakes/chat-recorder';
 import { createUserWithToken, eventually, send } from '../../support/chat-helpers';
 import { CreateMemoryDocument, LinkIdentityDocument, MemoriesDocument, SearchMemoriesDocument } from '../../support/graphql/generated';
