@@ -40,9 +40,13 @@ export function routerEmbeddings(router: ModelRouter): EmbeddingSource {
  * the agent, the workspace files, and the tools and `/memories` command. Built by the composition root;
  * `startBackground` (processes that run workers) reconciles the index and starts the workspace watcher.
  */
+/** How often the index is reconciled with the memories table after the start (rows changed behind the service's back, deleted users, other processes' LanceDB writes). */
+const RECONCILE_EVERY_MS = 10 * 60_000;
+
 export class MemoryLayer {
   private background: Promise<void> | null = null;
   private readonly abort = new AbortController();
+  private timer: NodeJS.Timeout | null = null;
 
   private constructor(
     private readonly deps: MemoryLayerDeps,
@@ -109,6 +113,11 @@ export class MemoryLayer {
       } catch (err) {
         this.deps.logger.error({ err, module: 'memory' }, 'workspace memory failed to start');
       }
+      if (this.abort.signal.aborted) return;
+      this.timer = setInterval(() => {
+        this.indexer.reconcile(ctx, this.abort.signal).catch((err) => this.deps.logger.warn({ err, module: 'memory' }, 'memory index reconcile failed'));
+      }, RECONCILE_EVERY_MS);
+      this.timer.unref();
     })();
     return this.background;
   }
@@ -120,6 +129,7 @@ export class MemoryLayer {
 
   async dispose(): Promise<void> {
     this.abort.abort();
+    if (this.timer) clearInterval(this.timer);
     await this.background?.catch(() => undefined);
     await this.workspace.stop();
     await this.store.dispose?.();

@@ -2,6 +2,7 @@ import { startTestApp, type TestApp } from '../../support/test-app';
 import { dataOf, type GraphQLTestClient } from '../../support/graphql-client';
 import { createUserWithToken, type TestUser } from '../../support/fixtures';
 import { CreateMemoryDocument, SearchMemoriesDocument, UpdateMemoryDocument } from '../../support/graphql/generated';
+import { send } from '../../support/chat-helpers';
 import { seedDistractors } from './memory-corpus';
 
 const FACT = "Alice's gym locker code is 4417-ZETA.";
@@ -97,5 +98,58 @@ describe('searchMemories over a seeded corpus', () => {
     expect(big.errors?.[0]?.extensions?.code).toBe('BAD_USER_INPUT');
     const anonymous = await t.client(null).http(SearchMemoriesDocument, { query: 'gym', limit: 5 });
     expect(anonymous.errors?.[0]?.extensions?.code).toBe('UNAUTHENTICATED');
+  });
+});
+
+describe('searchMemories on the LanceDB backend (memory.vector_store: lancedb)', () => {
+  let t: TestApp;
+  let client: GraphQLTestClient;
+
+  beforeAll(async () => {
+    t = await startTestApp({ config: { memory: { vector_store: 'lancedb' }, log: { level: 'warn' } } });
+    await t.app.services.memory.ready;
+    const alice = await createUserWithToken(t.client(t.ownerToken), 'MEMBER', 'Alice');
+    client = t.client(alice.token);
+  });
+  afterAll(async () => {
+    await client.close();
+    await t.close();
+  });
+
+  it('indexes through the memory service and searches hybrid', async () => {
+    expect(t.app.services.memory.store.name).toBe('lancedb');
+    const id = dataOf(await client.http(CreateMemoryDocument, { input: { content: FACT } })).createMemory.id;
+    dataOf(await client.http(CreateMemoryDocument, { input: { content: 'The gym towel is blue.' } }));
+    const hits = dataOf(await client.http(SearchMemoriesDocument, { query: 'gym locker code', limit: 5 })).searchMemories;
+    expect(hits[0]!.memory.id).toBe(id);
+    expect(hits[0]!.vectorScore).not.toBeNull();
+  });
+});
+
+describe('/memories', () => {
+  let t: TestApp;
+
+  beforeAll(async () => {
+    t = await startTestApp({ config: { log: { level: 'warn' } } });
+  });
+  afterAll(async () => t.close());
+
+  it('lists the sender\'s own memories, newest first, in a direct chat', async () => {
+    const owner = t.client(t.ownerToken);
+    const alice = await createUserWithToken(owner, 'MEMBER', 'Alice');
+    const bob = await createUserWithToken(owner, 'MEMBER', 'Bob');
+    const aliceClient = t.client(alice.token);
+    const bobClient = t.client(bob.token);
+    expect((await send(aliceClient, '/memories')).reply).toBe('I have no memories about you yet.');
+    for (let i = 0; i < 12; i++) dataOf(await aliceClient.http(CreateMemoryDocument, { input: { content: `Alice note ${i}` } }));
+    dataOf(await bobClient.http(CreateMemoryDocument, { input: { content: 'Bob secret note' } }));
+    const reply = (await send(aliceClient, '/memories')).reply!;
+    const lines = reply.split('\n');
+    expect(lines[0]).toBe('What I remember about you (12):');
+    expect(lines[1]).toBe('• (fact) Alice note 11');
+    expect(lines.filter((l) => l.startsWith('•'))).toHaveLength(10);
+    expect(reply).toMatch(/and 2 more/);
+    expect(reply).not.toContain('Bob');
+    await Promise.all([owner, aliceClient, bobClient].map((c) => c.close()));
   });
 });
