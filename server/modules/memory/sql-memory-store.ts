@@ -70,7 +70,7 @@ export class SqlMemoryStore implements MemoryStore {
   private readonly ranking: ResolvedRankingOptions;
   private readonly embedder: MemoryEmbedder | null;
   private readonly logger: Logger;
-  private initialized = false;
+  private initializing: Promise<void> | null = null;
   /** sqlite-vec is loaded (SQLite only). */
   private vecLoaded = false;
   /** Dimension of the existing `memory_vec` table, null when there is none. */
@@ -90,9 +90,12 @@ export class SqlMemoryStore implements MemoryStore {
     return this.pg ? 'sql-keyword' : 'sqlite-vec';
   }
 
-  async init(ctx: Ctx): Promise<void> {
-    if (this.initialized) return;
-    this.initialized = true;
+  init(ctx: Ctx): Promise<void> {
+    this.initializing ??= this.open(ctx);
+    return this.initializing;
+  }
+
+  private async open(ctx: Ctx): Promise<void> {
     if (this.pg) {
       if (this.embedder) this.logger.info('memory search on PostgreSQL is keyword-only (use memory.vector_store: lancedb for vectors)');
       return;
