@@ -152,26 +152,33 @@ export class LanceDbMemoryStore implements MemoryStore {
     return new Map(rows.map((r) => [r.id, Number(r.updated_at)]));
   }
 
-  syncVectors(ctx: Ctx, signal?: AbortSignal): Promise<number> {
-    return this.serialize(async () => {
-      await this.init(ctx);
-      const model = this.embedder?.model;
-      if (!this.table || !model) return 0;
-      let done = 0;
-      for (let guard = 0; guard < 10_000 && !signal?.aborted && this.embedder!.available; guard++) {
-        const rows = (await this.table.query().where(`vector_model <> ${lit(model)}`).limit(256).toArray()) as LanceRow[];
-        if (!rows.length) break;
-        const vectors = await this.embedder!.embedDocuments(ctx, rows.map((r) => r.content), rows.map((r) => r.content_hash));
-        if (!vectors) break;
+  /** Embeds in batches; each batch is written on its own, so searches and upserts never wait for the whole run. */
+  async syncVectors(ctx: Ctx, signal?: AbortSignal): Promise<number> {
+    await this.init(ctx);
+    const model = this.embedder?.model;
+    if (!model) return 0;
+    let done = 0;
+    for (let guard = 0; guard < 10_000 && !signal?.aborted && this.embedder!.available; guard++) {
+      if (!this.table) break;
+      const rows = (await this.table.query().where(`vector_model <> ${lit(model)}`).limit(256).toArray()) as LanceRow[];
+      if (!rows.length) break;
+      const vectors = await this.embedder!.embedDocuments(ctx, rows.map((r) => r.content), rows.map((r) => r.content_hash));
+      if (!vectors) break;
+      await this.serialize(async () => {
         await this.ensureDims(ctx, vectors[0]!.length);
-        await this.write(
-          rows.map((r, i) => ({ ...this.plain(r), vector_model: model, vector: Array.from(vectors[i]!) })),
-          rows.map((r) => r.id),
-        );
-        done += rows.length;
-      }
-      return done;
-    });
+        // Rows changed meanwhile (other content) keep their newer state.
+        const current = await this.rowsById(rows.map((r) => r.id));
+        const fresh = rows.map((r, i) => ({ r, v: vectors[i]! })).filter(({ r }) => current.get(r.id)?.content_hash === r.content_hash);
+        if (fresh.length) {
+          await this.write(
+            fresh.map(({ r, v }) => ({ ...this.plain(current.get(r.id)!), vector_model: model, vector: Array.from(v) })),
+            fresh.map(({ r }) => r.id),
+          );
+        }
+      });
+      done += rows.length;
+    }
+    return done;
   }
 
   // === Search
@@ -179,7 +186,6 @@ export class LanceDbMemoryStore implements MemoryStore {
   async search(ctx: Ctx, query: string, options: MemoryStoreSearchOptions): Promise<MemoryStoreHit[]> {
     if (options.owners !== 'all' && !options.owners.length) return [];
     await this.init(ctx);
-    await this.writes.catch(() => undefined);
     const table = this.table;
     if (!table) return [];
     const limit = Math.max(1, Math.min(100, Math.floor(options.limit)));

@@ -6,8 +6,10 @@ import { embedderFor, openTestDb } from './memory-fixtures';
 
 describeMemoryStoreConformance('LanceDbMemoryStore with vectors', async () => {
   const t = await openTestDb('sqlite');
-  const store = new LanceDbMemoryStore({ dir: path.join(t.dataDir, 'lancedb'), embedder: embedderFor(t, new ConceptEmbeddings()), logger: t.logger });
-  return { store, ctx: t.ctx, vectors: true, close: async () => (await store.dispose(), await t.close()) };
+  const embeddings = new ConceptEmbeddings();
+  const embedder = embedderFor(t, embeddings);
+  const store = new LanceDbMemoryStore({ dir: path.join(t.dataDir, 'lancedb'), embedder, logger: t.logger });
+  return { store, ctx: t.ctx, vectors: true, embedder, embeddings, close: async () => (await store.dispose(), await t.close()) };
 });
 
 describeMemoryStoreConformance('LanceDbMemoryStore without an embedder', async () => {

@@ -5,8 +5,10 @@ import { embedderFor, openTestDb } from './memory-fixtures';
 
 describeMemoryStoreConformance('SqlMemoryStore on SQLite with sqlite-vec', async () => {
   const t = await openTestDb('sqlite');
-  const store = new SqlMemoryStore(t.db, { embedder: embedderFor(t, new ConceptEmbeddings()), logger: t.logger });
-  return { store, ctx: t.ctx, vectors: true, close: t.close };
+  const embeddings = new ConceptEmbeddings();
+  const embedder = embedderFor(t, embeddings);
+  const store = new SqlMemoryStore(t.db, { embedder, logger: t.logger });
+  return { store, ctx: t.ctx, vectors: true, embedder, embeddings, close: t.close };
 });
 
 describeMemoryStoreConformance('SqlMemoryStore on SQLite, keyword-only', async () => {

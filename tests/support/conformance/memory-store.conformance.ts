@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { Ctx } from '../../../server/common/ctx';
-import { GLOBAL_OWNER, groupOwner, userOwner, type MemoryStore, type MemoryStoreItem } from '../../../server/modules/memory';
+import { GLOBAL_OWNER, groupOwner, userOwner, type MemoryEmbedder, type MemoryStore, type MemoryStoreItem } from '../../../server/modules/memory';
+import type { ConceptEmbeddings } from './concept-embeddings';
 
 /** What a store under test comes with. */
 export interface MemoryStoreFixture {
@@ -8,6 +9,9 @@ export interface MemoryStoreFixture {
   ctx: Ctx;
   /** True when the store runs with a working embedder (the vector checks run then). */
   vectors: boolean;
+  /** The embedder and its source, when `vectors` (to simulate an outage). */
+  embedder?: MemoryEmbedder;
+  embeddings?: ConceptEmbeddings;
   close(): Promise<void>;
 }
 
@@ -167,6 +171,24 @@ export function describeMemoryStoreConformance(name: string, create: () => Promi
       const fact = item(a, `Café Müller ${word} is our meeting place`);
       await f.store.upsert(f.ctx, [fact]);
       expect((await f.store.search(f.ctx, `cafe MULLER ${word}`, { owners: [a], limit: 5 }))[0]?.id).toBe(fact.id);
+    });
+
+    it('indexes keyword-only while the embedder is down, and syncVectors adds the vectors later', async () => {
+      if (!f.vectors || !f.embedder || !f.embeddings || !f.store.syncVectors) return;
+      const { a } = owners();
+      const fact = item(a, 'Hound named Biscuit');
+      f.embeddings.failing = true;
+      try {
+        await f.store.upsert(f.ctx, [fact]);
+        expect((await f.store.search(f.ctx, 'Biscuit', { owners: [a], limit: 3 }))[0]).toMatchObject({ id: fact.id, vectorScore: null });
+      } finally {
+        f.embeddings.failing = false;
+        f.embedder.setSource(f.embeddings); // ends the back-off
+      }
+      expect(await f.store.syncVectors(f.ctx)).toBeGreaterThanOrEqual(1);
+      const hits = await f.store.search(f.ctx, 'puppy', { owners: [a], limit: 3 });
+      expect(hits[0]).toMatchObject({ id: fact.id, keywordScore: 0 });
+      expect(hits[0]!.vectorScore).toBeGreaterThan(0.3);
     });
 
     it('finds by meaning when an embedder works (vector side of hybrid search)', async () => {
