@@ -29,9 +29,14 @@ export interface MemoryLayerDeps {
   logger: Logger;
 }
 
-/** Embeddings through the router's `embeddings` role. */
+/**
+ * Embeddings from the primary route of the router's `embeddings` role. Fallback routes are not used: their
+ * vectors live in another space (and often another dimension); while the primary fails, search is
+ * keyword-only.
+ */
 export function routerEmbeddings(router: ModelRouter): EmbeddingSource {
-  return { model: router.describe('embeddings'), embed: (texts, signal) => router.embed(texts, { signal }) };
+  const { provider, model } = router.primary('embeddings');
+  return { model: `${provider.name}/${model}`, embed: (texts, signal) => provider.embed(texts, { model, signal }) };
 }
 
 /**
