@@ -75,6 +75,10 @@ export async function startHttpServer(options: HttpServerOptions): Promise<Runni
   const app = express();
   app.disable('x-powered-by');
   const httpServer = http.createServer(app);
+  // Keep idle connections longer than clients and proxies do (60 s is common), so a client never
+  // reuses a socket the server is closing at that moment (ECONNRESET on a POST).
+  httpServer.keepAliveTimeout = 65_000;
+  httpServer.headersTimeout = 66_000;
 
   // === WebSocket (graphql-ws): same limits and error masking as HTTP
   const wss = new WebSocketServer({ server: httpServer, path: '/graphql', maxPayload: options.bodyLimitKb * 1024 });
