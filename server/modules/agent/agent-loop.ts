@@ -150,8 +150,8 @@ export class AgentLoop implements TurnRunner {
       sender ? `You are talking with ${sender.displayName} (trust ${sender.trust}).` : 'The sender is not known.',
     ];
     const budget = Math.max(512, info.contextWindow - Math.min(2048, Math.floor(info.contextWindow / 4)));
-    if (this.deps.compactor) {
-      const whole = buildPrompt({
+    const promptFor = (pinnedTail: number, budgetTokens: number) =>
+      buildPrompt({
         systemPrompt: this.options.systemPrompt,
         tools: specs,
         nativeTools: info.supportsTools,
@@ -159,10 +159,12 @@ export class AgentLoop implements TurnRunner {
         memories,
         context,
         history,
-        pinnedTail: batch.length,
-        budgetTokens: Number.POSITIVE_INFINITY,
+        pinnedTail,
+        budgetTokens,
         estimate: this.options.estimate,
       });
+    if (this.deps.compactor) {
+      const whole = promptFor(batch.length, Number.POSITIVE_INFINITY);
       const prompt = { estimatedTokens: whole.estimatedTokens, contextWindow: info.contextWindow };
       if (await this.deps.compactor.beforeTurn(ctx, session, batch, prompt)) throw new TurnMovedError('compacted before the turn');
     }
@@ -170,24 +172,14 @@ export class AgentLoop implements TurnRunner {
     let pinned = batch.length;
     for (let iteration = 0; iteration < this.options.maxIterations; iteration++) {
       if (signal.aborted) throw new TurnAbortedError('stopped');
-      const prompt = buildPrompt({
-        systemPrompt: this.options.systemPrompt,
-        tools: specs,
-        nativeTools: info.supportsTools,
-        skills,
-        memories,
-        context,
-        history,
-        pinnedTail: pinned,
-        budgetTokens: budget,
-        estimate: this.options.estimate,
-      });
+      const prompt = promptFor(pinned, budget);
       const result = await models.call(
         ctx,
         {
           role: 'main',
           priority: 'interactive',
-          messages: prompt.messages, tools: info.supportsTools && specs.length ? specs : undefined,
+          messages: prompt.messages,
+          tools: info.supportsTools && specs.length ? specs : undefined,
           stream: { sessionId: session.id, turnId, holdToolCallText: !info.supportsTools && specs.length > 0 },
         },
         signal,

@@ -44,20 +44,7 @@ export class SessionLifecycleService {
         const current = await repo.findOne({ where: { key: session.key, status: SessionStatus.ACTIVE }, order: { id: 'DESC' } });
         if (current) return current;
       }
-      return repo.save(
-        repo.create({
-          key: session.key,
-          userId: session.userId,
-          channel: session.channel,
-          chatId: session.chatId,
-          chatKind: session.chatKind,
-          status: SessionStatus.ACTIVE,
-          startedAt: now,
-          lastActivityAt: now,
-          endedAt: null,
-          previousSessionId: session.id,
-        }),
-      );
+      return repo.save(repo.create(successorOf(session, now)));
     });
   }
 
@@ -83,4 +70,20 @@ export class SessionLifecycleService {
       .where('id = :id', { id: sessionId });
     await qb.execute();
   }
+}
+
+/** The fields of the ACTIVE session that follows `session` (same key, user, chat), started at `now`. */
+export function successorOf(session: Session, now: Date): Partial<Session> {
+  return {
+    key: session.key,
+    userId: session.userId,
+    channel: session.channel,
+    chatId: session.chatId,
+    chatKind: session.chatKind,
+    status: SessionStatus.ACTIVE,
+    startedAt: now,
+    lastActivityAt: now,
+    endedAt: null,
+    previousSessionId: session.id,
+  };
 }

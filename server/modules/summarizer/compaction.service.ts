@@ -10,6 +10,7 @@ import type { TurnScheduler } from '../conversation/turn-scheduler';
 import type { SessionEventPublisher } from '../events';
 import { Message } from '../sessions/message.entity';
 import { Session } from '../sessions/session.entity';
+import { successorOf } from '../sessions/session-lifecycle.service';
 import { MessageRole, MessageStatus, SessionStatus } from '../sessions/session.types';
 import type { SummarizerService } from './summarizer.service';
 
@@ -117,19 +118,7 @@ export class CompactionService {
       const archived = await sessions.update({ id: session.id, status: SessionStatus.ACTIVE }, { status: SessionStatus.ARCHIVED, endedAt: now, updatedAt: now });
       if (!archived.affected) throw new ConflictError('This session was rotated meanwhile.');
       const created = await sessions.save(
-        sessions.create({
-          key: session.key,
-          userId: session.userId,
-          channel: session.channel,
-          chatId: session.chatId,
-          chatKind: session.chatKind,
-          status: SessionStatus.ACTIVE,
-          startedAt: now,
-          lastActivityAt: now,
-          endedAt: null,
-          previousSessionId: session.id,
-          messageCount: 1 + kept.length + moving.length,
-        }),
+        sessions.create({ ...successorOf(session, now), messageCount: 1 + kept.length + moving.length }),
       );
       const messages = this.db.repo(tx, Message);
       const ids = moving.length ? idsBefore(moving[0]!.id, 1 + kept.length) : Array.from({ length: 1 + kept.length }, () => newId());
