@@ -175,7 +175,7 @@ export class App {
       pairing: chat?.pairing ?? new PairingService(this.db, s.audit, s.users, null),
       chat: chat && {
         web: chat.web,
-        lifecycle: chat.lifecycle,
+        rotation: chat.rotation,
         turnControl: chat.turnControl,
         events: chat.events,
         usage: chat.usage,

@@ -20,8 +20,10 @@ export class ChannelRegistry {
     return this.transports.get(channel) ?? null;
   }
 
+  /** Every transport: platform channels first, then the session-event channels (web, TUI). */
   all(): ChannelTransport[] {
-    return [...this.transports.values()];
+    const all = [...this.transports.values()];
+    return [...all.filter((t) => t.delivery !== 'session-events'), ...all.filter((t) => t.delivery === 'session-events')];
   }
 
   statuses(): ChannelStatus[] {

@@ -17,6 +17,8 @@ export interface InboundMessage {
   /** Platform message id, for dedupe of redelivered events. */
   platformMessageId?: string | null;
   receivedAt?: Date;
+  /** The DM session key a channel names itself (web and TUI: `<channel>:<userId>`); platforms leave it out. */
+  sessionKey?: string | null;
 }
 
 /** One chunk of a reply, ready for the platform (already split to its limit). */

@@ -185,6 +185,7 @@ export class InboundPipeline {
       userId: user.id,
       isOwner: user.trust === TrustLevel.OWNER,
       dmScope: this.deps.dmScope(),
+      clientKey: message.sessionKey,
     });
     c.session ??= await this.deps.lifecycle.resolveActive(c.ctx, {
       key,

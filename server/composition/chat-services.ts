@@ -17,14 +17,15 @@ import type { SenderPolicy } from '../channels/inbound-pipeline';
 import { AgentLoop, ModelCallExecutor, NO_MEMORIES, NO_SKILLS } from '../modules/agent';
 import type { AuditService } from '../modules/audit';
 import { SlashCommandService } from '../modules/commands';
-import { RunningTurns, TurnControl, TurnRunner, TurnService } from '../modules/conversation';
+import { RunningTurns, SessionRotation, TurnControl, TurnRunner, TurnService } from '../modules/conversation';
 import { HousekeepingService } from '../modules/maintenance';
 import type { MemoryService } from '../modules/memory';
 import { estimateMessages, ModelCallService, ModelRouter } from '../modules/models';
 import { PairingService, registerPairingCommands } from '../modules/pairing';
 import type { PluginSettingService } from '../modules/plugins';
 import { SessionLifecycleService, SessionMaintenanceService, type SessionService } from '../modules/sessions';
-import { AutoSummarizer, CompactionService, CompactionValve, registerSummaryCommands, SummarizerService } from '../modules/summarizer';
+import { AutoSummarizer, CompactionService, CompactionValve, DeferredCompaction, registerSummaryCommands, SummarizerService } from '../modules/summarizer';
+import { RedisCompactionRequests } from '../redis/redis-compaction-requests';
 import { UsageService } from '../modules/usage';
 import type { UserService } from '../modules/users';
 import type { QueueEnv } from '../../jobs/bull';
@@ -66,6 +67,7 @@ export interface ChatServices {
   router: ModelRouter;
   events: RedisSessionEvents;
   lifecycle: SessionLifecycleService;
+  rotation: SessionRotation;
   usage: UsageService;
   running: RunningTurns;
   turnControl: TurnControl;
@@ -133,7 +135,8 @@ export async function buildChatServices(deps: ChatDeps): Promise<ChatServices> {
   const tools = createToolLayer({ config, db, audit: deps.audit, plugins: deps.plugins, users: deps.users, notices: delivery, extraTools: deps.memory?.tools() });
   const summaryQueue = summaryJobs(queueEnv);
   const summarizer = new SummarizerService(db, models, deps.memories, deps.users, usage);
-  const compaction = new CompactionService(db, summarizer, events, turnControl, delivery, locks, { keepTurns: () => config.session.compact_keep_turns }, clock);
+  const rotation = new SessionRotation({ lifecycle, scheduler: turnControl, events });
+  const compaction = new CompactionService(db, summarizer, rotation, delivery, locks, { keepTurns: () => config.session.compact_keep_turns }, clock);
   const turns = new TurnService(db, turnControl, events, running, () => config.session.queue_mode);
   const agent = new AgentLoop(
     {
@@ -157,7 +160,7 @@ export async function buildChatServices(deps: ChatDeps): Promise<ChatServices> {
   const commands = new SlashCommandService({
     users: deps.users,
     scheduler: turnControl,
-    lifecycle,
+    rotation,
     events,
     usage,
     models,
@@ -165,10 +168,11 @@ export async function buildChatServices(deps: ChatDeps): Promise<ChatServices> {
     approvals: tools.commandApprovals,
     pendingMessages: async (ctx, sessionId) => (await turns.pending(ctx, sessionId)).length,
   });
-  registerSummaryCommands(commands, { compaction });
+  const deferred = new DeferredCompaction({ db, compaction, requests: new RedisCompactionRequests(main, prefix), scheduler: turnControl });
+  registerSummaryCommands(commands, { compaction, deferred });
   deps.memory?.registerCommands(commands);
   registerPairingCommands(commands, { pairing, users: deps.users });
-  const { pipeline, policies } = createInboundPipeline({ config, logger, db, redis: main, users: deps.users, audit: deps.audit, pairing, lifecycle, turns, commands, events, notices: delivery, clock });
+  const { pipeline, policies } = createInboundPipeline({ config, logger, db, redis: main, users: deps.users, pairing, lifecycle, rotation, turns, commands, events, notices: delivery, clock });
   const web = new WebChannel(pipeline, deps.users, deps.sessions, (channel) => config.channels[channel].enabled);
   const sessionMaintenance = new SessionMaintenanceService(db, deps.sessions, turnControl, events, clock);
   const housekeeping = new HousekeepingService({ sessions: sessionMaintenance, approvals: tools.approvals, retentionDays: () => config.session.retention_days });
@@ -182,10 +186,11 @@ export async function buildChatServices(deps: ChatDeps): Promise<ChatServices> {
     router,
     events,
     lifecycle,
+    rotation,
     usage,
     running,
     turnControl,
-    turnRunner: new TurnRunner(turns, agent, locks),
+    turnRunner: new TurnRunner(turns, agent, locks, [deferred]),
     turns,
     models,
     modelQueues,

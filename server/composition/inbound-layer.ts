@@ -5,9 +5,8 @@ import type { Logger } from '../common/logger';
 import type { Db } from '../persistence/db';
 import { ChannelDirectReplier } from '../channels/direct-replier';
 import { InboundPipeline, REFUSE_UNKNOWN, type Deduper, type SenderPolicy } from '../channels/inbound-pipeline';
-import type { AuditService } from '../modules/audit';
 import type { SlashCommandService } from '../modules/commands';
-import type { TurnService } from '../modules/conversation';
+import type { SessionRotation, TurnService } from '../modules/conversation';
 import type { NoticeSender, SessionEventPublisher } from '../modules/events';
 import type { PairingService } from '../modules/pairing';
 import { SessionExpiryService, type SessionLifecycleService } from '../modules/sessions';
@@ -20,9 +19,9 @@ export interface InboundLayerDeps {
   db: Db;
   redis: Redis;
   users: UserService;
-  audit: AuditService;
   pairing: PairingService;
   lifecycle: SessionLifecycleService;
+  rotation: SessionRotation;
   turns: TurnService;
   commands: SlashCommandService;
   events: SessionEventPublisher;
@@ -48,7 +47,7 @@ export function createInboundPipeline(deps: InboundLayerDeps): { pipeline: Inbou
     dmScope: () => config.session.dm_scope,
     replier: new ChannelDirectReplier(deps.notices),
     logger: deps.logger.child({ module: 'inbound' }),
-    expiry: new SessionExpiryService(lifecycle, deps.events, () => ({ dailyResetHour: config.session.daily_reset_hour, idleMinutes: config.session.idle_minutes }), deps.clock),
+    expiry: new SessionExpiryService(deps.rotation, () => ({ dailyResetHour: config.session.daily_reset_hour, idleMinutes: config.session.idle_minutes }), deps.clock),
   });
   return { pipeline, policies };
 }

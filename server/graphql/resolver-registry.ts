@@ -3,12 +3,12 @@ import type { ChannelOverview } from '../channels/policies/channel-overview';
 import type { WebChannel } from '../channels/web/web-channel';
 import type { AuditService } from '../modules/audit';
 import type { ApiTokenService } from '../modules/auth';
-import type { TurnScheduler } from '../modules/conversation';
-import type { SessionEventPublisher, SessionEventSource } from '../modules/events';
+import type { SessionRotation, TurnScheduler } from '../modules/conversation';
+import type { SessionEventSource } from '../modules/events';
 import type { MemorySearchService, MemoryService } from '../modules/memory';
 import type { PairingService } from '../modules/pairing';
 import type { PluginSettingService } from '../modules/plugins';
-import type { SessionLifecycleService, SessionMaintenanceService, SessionService } from '../modules/sessions';
+import type { SessionMaintenanceService, SessionService } from '../modules/sessions';
 import type { CompactionService } from '../modules/summarizer';
 import type { ToolApprovalService, ToolRegistry } from '../modules/tools';
 import type { UsageService } from '../modules/usage';
@@ -38,9 +38,9 @@ export interface ApiServices {
   pairing: PairingService;
   chat: {
     web: WebChannel;
-    lifecycle: SessionLifecycleService;
+    rotation: SessionRotation;
     turnControl: TurnScheduler;
-    events: SessionEventPublisher & SessionEventSource;
+    events: SessionEventSource;
     usage: UsageService;
     compaction: CompactionService;
     sessionMaintenance: SessionMaintenanceService;
@@ -61,7 +61,7 @@ export function createResolverRegistry(s: ApiServices, maxPageSize: number): Res
   ]);
   const chat = s.chat;
   if (chat) {
-    registry.set(ChatResolver, new ChatResolver(chat.web, s.sessions, chat.lifecycle, chat.turnControl, chat.events, chat.usage, chat.compaction, chat.sessionMaintenance));
+    registry.set(ChatResolver, new ChatResolver(chat.web, s.sessions, chat.rotation, chat.turnControl, chat.usage, chat.compaction, chat.sessionMaintenance));
     registry.set(ToolResolver, new ToolResolver(chat.tools.registry, chat.tools.approvals));
     registry.set(ChannelResolver, new ChannelResolver(chat.overview));
   }

@@ -81,7 +81,8 @@ export class ChannelSwitch {
 
   private async reconcileOnce(): Promise<void> {
     const { registry, sink, logger } = this.deps;
-    for (const transport of registry.all()) {
+    // Session-event channels (web, TUI) are switched by the config and served by the API: nothing to start.
+    for (const transport of registry.all().filter((t) => t.delivery !== 'session-events')) {
       const channel = transport.channel;
       try {
         const on = await this.isOn(this.ctx, channel);

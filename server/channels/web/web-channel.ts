@@ -4,6 +4,7 @@ import type { InboundImage } from '../../modules/conversation';
 import { SessionStatus, type Session, type SessionService } from '../../modules/sessions';
 import type { UserService } from '../../modules/users';
 import type { InboundPipeline } from '../inbound-pipeline';
+import { ChatClient } from './session-stream-transport';
 
 export const MAX_TEXT_CHARS = 32_000;
 export const MAX_IMAGE_BYTES = 5 * 1024 * 1024;
@@ -33,10 +34,10 @@ export class WebChannel {
     private readonly users: UserService,
     private readonly sessions: SessionService,
     /** Whether `channels.web` / `channels.tui` are enabled in the config. */
-    private readonly enabled: (channel: 'web' | 'tui') => boolean = () => true,
+    private readonly enabled: (channel: ChatClient) => boolean = () => true,
   ) {}
 
-  async send(ctx: Ctx, input: WebSendInput, channel: 'web' | 'tui' = 'web'): Promise<WebSendResult> {
+  async send(ctx: Ctx, input: WebSendInput, channel: ChatClient = ChatClient.WEB): Promise<WebSendResult> {
     const userId = ctx.userId;
     if (!userId) throw new ForbiddenError('Only users can chat.');
     if (!this.enabled(channel)) throw new ForbiddenError(`The ${channel} channel is disabled on this server (channels.${channel}.enabled).`);
@@ -52,7 +53,7 @@ export class WebChannel {
       if (session.status !== SessionStatus.ACTIVE) throw new ConflictError('This session is archived; send without sessionId to use your active session.');
     }
     const result = await this.pipeline.handle(
-      { channel, chatId: `${channel}:${userId}`, chatKind: 'dm', sender: { handle: userId, displayName: user.displayName }, text, images },
+      { channel, chatId: `${channel}:${userId}`, sessionKey: `${channel}:${userId}`, chatKind: 'dm', sender: { handle: userId, displayName: user.displayName }, text, images },
       { user, session },
     );
     const sessionId = result.session?.id ?? session?.id;

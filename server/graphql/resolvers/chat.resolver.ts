@@ -3,9 +3,10 @@ import { MaxLength, ValidateNested } from 'class-validator';
 import { TrustLevel } from '../../common/trust';
 import type { WebChannel } from '../../channels/web/web-channel';
 import { MAX_TEXT_CHARS } from '../../channels/web/web-channel';
-import type { TurnScheduler } from '../../modules/conversation';
-import type { SessionEvent, SessionEventPublisher } from '../../modules/events';
-import { Session, SessionLifecycleService, SessionMaintenanceService, SessionService, SessionStatus } from '../../modules/sessions';
+import { ChatClient } from '../../channels/web/session-stream-transport';
+import type { SessionRotation, TurnScheduler } from '../../modules/conversation';
+import type { SessionEvent } from '../../modules/events';
+import { Session, SessionMaintenanceService, SessionService, SessionStatus } from '../../modules/sessions';
 import type { CompactionService } from '../../modules/summarizer';
 import { ConflictError } from '../../common/errors';
 import type { UsageGroupBy, UsageService } from '../../modules/usage';
@@ -23,11 +24,9 @@ class ImageInput {
 }
 
 /** Which client a message comes from; it picks the default session (`web:<userId>` or `tui:<userId>`). */
-enum ChatChannel {
-  WEB = 'web',
-  TUI = 'tui',
-}
-registerEnumType(ChatChannel, { name: 'ChatChannel', description: 'The client channel of sendMessage: WEB (web chat) or TUI (muninn chat).' });
+const ChatChannel = ChatClient;
+type ChatChannel = ChatClient;
+registerEnumType(ChatClient, { name: 'ChatChannel', description: 'The client channel of sendMessage: WEB (web chat) or TUI (muninn chat).' });
 
 @InputType()
 class SendMessageInput {
@@ -107,9 +106,8 @@ export class ChatResolver {
   constructor(
     private readonly web: WebChannel,
     private readonly sessionService: SessionService,
-    private readonly lifecycle: SessionLifecycleService,
+    private readonly rotation: SessionRotation,
     private readonly scheduler: TurnScheduler,
-    private readonly events: SessionEventPublisher,
     private readonly usageService: UsageService,
     private readonly compaction: CompactionService,
     private readonly maintenance: SessionMaintenanceService,
@@ -133,10 +131,7 @@ export class ChatResolver {
   async newSession(@Arg('sessionId', () => ID) sessionId: string, @GqlCtx() { ctx }: GraphQLContext): Promise<Session> {
     const session = await this.sessionService.getVisible(ctx, sessionId);
     if (session.status !== SessionStatus.ACTIVE) throw new ConflictError('This session is already archived.');
-    await this.scheduler.requestAbort(sessionId, 'a new session was started');
-    const next = await this.lifecycle.rotate(ctx, session);
-    await this.events.publish(session.id, { type: 'SessionRotated', previousSessionId: session.id, newSessionId: next.id, reason: 'new' });
-    return next;
+    return (await this.rotation.rotate(ctx, session, 'new', { stopTurn: 'a new session was started' })).session;
   }
 
   @Authorized(TrustLevel.MEMBER)

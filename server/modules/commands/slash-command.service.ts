@@ -5,7 +5,7 @@ import type { TurnScheduler } from '../conversation/turn-scheduler';
 import type { SessionEventPublisher } from '../events';
 import type { ModelCaller } from '../models';
 import type { Session } from '../sessions/session.entity';
-import type { SessionLifecycleService } from '../sessions/session-lifecycle.service';
+import type { SessionRotation } from '../conversation';
 import type { UsageService } from '../usage';
 import type { UserService } from '../users';
 
@@ -37,7 +37,7 @@ export interface CommandResult {
 export interface SlashCommandDeps {
   users: UserService;
   scheduler: TurnScheduler;
-  lifecycle: SessionLifecycleService;
+  rotation: SessionRotation;
   events: SessionEventPublisher;
   usage: UsageService;
   models: ModelCaller;
@@ -180,9 +180,7 @@ export class SlashCommandService {
   }
 
   private async newSession(ctx: Ctx, session: Session): Promise<CommandResult> {
-    await this.deps.scheduler.requestAbort(session.id, 'a new session was started');
-    const next = await this.deps.lifecycle.rotate(ctx, session);
-    await this.deps.events.publish(session.id, { type: 'SessionRotated', previousSessionId: session.id, newSessionId: next.id, reason: 'new' });
+    const { session: next } = await this.deps.rotation.rotate(ctx, session, 'new', { stopTurn: 'a new session was started' });
     return { reply: 'Started a new session. The old one is archived.', session: next };
   }
 

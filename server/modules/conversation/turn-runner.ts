@@ -2,6 +2,11 @@ import type { Ctx } from '../../common/ctx';
 import type { SessionLocks } from './session-locks';
 import type { TurnExecutor, TurnService } from './turn.service';
 
+/** Port: work that must not overlap a turn, done right after a drain while the session is still held. */
+export interface SessionChores {
+  afterDrain(ctx: Ctx, sessionId: string): Promise<void>;
+}
+
 /** What one drain job achieved: the turns it ran, or `busy` when another worker holds the session. */
 export type DrainOutcome = { status: 'done'; turns: number } | { status: 'busy' };
 
@@ -16,6 +21,7 @@ export class TurnRunner {
     private readonly turns: TurnService,
     private readonly executor: TurnExecutor,
     private readonly locks: SessionLocks,
+    private readonly chores: SessionChores[] = [],
   ) {}
 
   /** One `turn.drain` job: drain the session under its lock. */
@@ -23,7 +29,9 @@ export class TurnRunner {
     const lock = await this.locks.tryAcquire(sessionId);
     if (!lock) return { status: 'busy' };
     try {
-      return { status: 'done', turns: await this.turns.drainSession(ctx, sessionId, this.executor, signal) };
+      const turns = await this.turns.drainSession(ctx, sessionId, this.executor, signal);
+      for (const chore of this.chores) if (!lock.lost && !signal.aborted) await chore.afterDrain(ctx, sessionId);
+      return { status: 'done', turns };
     } finally {
       await lock.release();
     }

@@ -1,9 +1,12 @@
 import { SYSTEM_CLOCK, type Clock } from '../../common/clock';
 import type { Ctx } from '../../common/ctx';
-import type { SessionEventPublisher } from '../events';
 import type { Session } from './session.entity';
-import type { SessionLifecycleService } from './session-lifecycle.service';
 import { SessionStatus } from './session.types';
+
+/** Port: rotates a session (the conversation module's SessionRotation). */
+export interface SessionRotator {
+  rotate(ctx: Ctx, session: Session, reason: string): Promise<{ session: Session; rotated: boolean }>;
+}
 
 /** `session.daily_reset_hour` and `session.idle_minutes`; null turns a rule off. */
 export interface SessionExpiryRules {
@@ -44,8 +47,7 @@ const NOTICES: Record<ExpiryReason, (rules: SessionExpiryRules) => string> = {
  */
 export class SessionExpiryService {
   constructor(
-    private readonly lifecycle: SessionLifecycleService,
-    private readonly events: SessionEventPublisher,
+    private readonly rotation: SessionRotator,
     private readonly rules: () => SessionExpiryRules,
     private readonly clock: Clock = SYSTEM_CLOCK,
   ) {}
@@ -59,10 +61,9 @@ export class SessionExpiryService {
     const rules = this.rules();
     const reason = expiryReason(session, this.clock.now(), rules);
     if (!reason) return null;
-    const next = await this.lifecycle.rotate(ctx, session);
-    if (next.previousSessionId !== session.id) return { session: next, notice: null };
+    const { session: next, rotated } = await this.rotation.rotate(ctx, session, reason);
+    if (!rotated) return { session: next, notice: null };
     ctx.logger.info({ sessionId: session.id, newSessionId: next.id, reason }, 'session expired; started a new one');
-    await this.events.publish(session.id, { type: 'SessionRotated', previousSessionId: session.id, newSessionId: next.id, reason });
     return { session: next, notice: NOTICES[reason](rules) };
   }
 }

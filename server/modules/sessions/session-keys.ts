@@ -9,11 +9,13 @@ export interface SessionKeyInput {
   userId: string;
   isOwner: boolean;
   dmScope: 'per-user' | 'main';
+  /** A DM key the channel names itself (the web and TUI clients: `<channel>:<userId>`). */
+  clientKey?: string | null;
 }
 
 export function sessionKeyFor(input: SessionKeyInput): string {
   if (input.chatKind === 'group') return `agent:main:${input.channel}:group:${input.chatId}`;
   if (input.isOwner && input.dmScope === 'main') return 'agent:main:main';
-  if (input.channel === 'web' || input.channel === 'tui') return `${input.channel}:${input.userId}`;
+  if (input.clientKey) return input.clientKey;
   return `agent:main:${input.channel}:dm:${input.userId}`;
 }

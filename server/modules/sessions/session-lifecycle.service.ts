@@ -1,8 +1,10 @@
 import { SYSTEM_CLOCK, type Clock } from '../../common/clock';
 import type { Ctx } from '../../common/ctx';
 import type { Db } from '../../persistence/db';
+import { In } from 'typeorm';
+import { Message } from './message.entity';
 import { Session } from './session.entity';
-import { ChatKind, SessionStatus } from './session.types';
+import { ChatKind, MessageRole, MessageStatus, SessionStatus } from './session.types';
 
 export interface SessionAttrs {
   key: string;
@@ -32,19 +34,30 @@ export class SessionLifecycleService {
   }
 
   /**
-   * Archives a session and starts an empty one with the same key; returns the new one. When the session
-   * was archived meanwhile (two rotations racing), the key's current ACTIVE session is returned instead.
+   * Archives a session and starts an empty one with the same key; returns the new one. Messages still
+   * waiting for an answer (QUEUED) move to the new session in the same transaction, so they are answered
+   * there. When the session was archived meanwhile (two rotations racing), the key's current ACTIVE
+   * session is returned instead, with nothing moved.
    */
   async rotate(ctx: Ctx, session: Session): Promise<Session> {
+    return (await this.rotateMoving(ctx, session)).session;
+  }
+
+  /** `rotate`, also saying whether this call rotated and which waiting messages moved (oldest first). */
+  async rotateMoving(ctx: Ctx, session: Session): Promise<{ session: Session; rotated: boolean; movedIds: string[] }> {
     return this.db.withTransaction(ctx, async (tx) => {
       const repo = this.db.repo(tx, Session);
       const now = this.clock.now();
       const archived = await repo.update({ id: session.id, status: SessionStatus.ACTIVE }, { status: SessionStatus.ARCHIVED, endedAt: now, updatedAt: now });
       if (!archived.affected) {
         const current = await repo.findOne({ where: { key: session.key, status: SessionStatus.ACTIVE }, order: { id: 'DESC' } });
-        if (current) return current;
+        if (current) return { session: current, rotated: false, movedIds: [] };
       }
-      return repo.save(repo.create(successorOf(session, now)));
+      const messages = this.db.repo(tx, Message);
+      const waiting = await messages.find({ where: { sessionId: session.id, role: MessageRole.USER, status: MessageStatus.QUEUED }, order: { id: 'ASC' }, select: { id: true } });
+      const next = await repo.save(repo.create({ ...successorOf(session, now), messageCount: waiting.length }));
+      if (waiting.length) await messages.update({ id: In(waiting.map((m) => m.id)) }, { sessionId: next.id });
+      return { session: next, rotated: true, movedIds: waiting.map((m) => m.id) };
     });
   }
 

@@ -6,8 +6,8 @@ import { ConflictError, UserInputError } from '../../common/errors';
 import { newId } from '../../common/ids';
 import type { Db } from '../../persistence/db';
 import type { CallPriority } from '../models';
-import type { NoticeSender, SessionEventPublisher } from '../events';
-import { withSessionLock, type SessionLocks, type TurnScheduler } from '../conversation';
+import type { NoticeSender } from '../events';
+import { withSessionLock, type SessionLocks, type SessionRotation } from '../conversation';
 import { Message } from '../sessions/message.entity';
 import { Session } from '../sessions/session.entity';
 import { successorOf } from '../sessions/session-lifecycle.service';
@@ -76,8 +76,7 @@ export class CompactionService {
   constructor(
     private readonly db: Db,
     private readonly summarizer: SummarizerService,
-    private readonly events: SessionEventPublisher,
-    private readonly scheduler: TurnScheduler,
+    private readonly rotation: SessionRotation,
     private readonly notifier: NoticeSender,
     private readonly locks: SessionLocks,
     private readonly options: { keepTurns: () => number },
@@ -153,8 +152,7 @@ export class CompactionService {
 
     ctx.logger.info({ sessionId: session.id, newSessionId: next.id, reason: opts.reason, flushed, kept: kept.length, moved: moving.length }, 'session compacted');
     if (opts.notice) await this.tell(ctx, session, next, opts.notice);
-    await this.events.publish(session.id, { type: 'SessionRotated', previousSessionId: session.id, newSessionId: next.id, reason: opts.reason });
-    if (moving.length) await this.scheduler.schedule(next.id, moving[0]!.id);
+    await this.rotation.announce(session, next, opts.reason, moving[0]?.id ?? null);
     return { previous: session, session: next, summary, summaryMemoryId: memory?.id ?? null, flushed, kept: kept.length, moved: moving.length };
   }
 

@@ -13,4 +13,5 @@ export {
   type CompactionReason,
 } from './compaction.service';
 export { CompactionValve } from './compaction-valve';
+export { DeferredCompaction, type CompactionRequests, type CompactionRequest } from './deferred-compaction';
 export { registerSummaryCommands } from './summary-commands';

@@ -2,9 +2,10 @@ import { AppError } from '../../common/errors';
 import { TrustLevel } from '../../common/trust';
 import type { SlashCommandService } from '../commands';
 import type { CompactionService } from './compaction.service';
+import type { DeferredCompaction } from './deferred-compaction';
 
 /** `/compact [instructions]` and `/memory` (DESIGN §4). */
-export function registerSummaryCommands(commands: SlashCommandService, deps: { compaction: CompactionService }): void {
+export function registerSummaryCommands(commands: SlashCommandService, deps: { compaction: CompactionService; deferred: DeferredCompaction }): void {
   commands.extend({
     names: ['compact'],
     minTrust: TrustLevel.MEMBER,
@@ -12,7 +13,9 @@ export function registerSummaryCommands(commands: SlashCommandService, deps: { c
     run: async (ctx, session, _args, raw) => {
       const instructions = raw.trim().replace(/^\/compact(?:@\S+)?/i, '').trim() || null;
       try {
-        const result = await deps.compaction.compactNow(ctx, session, instructions);
+        const outcome = await deps.deferred.compactOrQueue(ctx, session, instructions);
+        if (!('result' in outcome)) return { reply: '🗜️ A turn is running: this session will be compacted as soon as it has finished, and you will be told.' };
+        const { result } = outcome;
         const memories = result.flushed === 1 ? '1 new memory' : `${result.flushed} new memories`;
         return {
           reply: `🗜️ Compacted: ${memories} saved and a summary written; the new session starts with it and the last ${result.kept} message(s). /memory shows the summary.`,

@@ -42,8 +42,9 @@ describe('searchMemories over a seeded corpus', () => {
     await t.close();
   });
 
-  it('seeds and indexes 10 000 memories quickly, every one with a vector', async () => {
-    expect(timings.insertS + timings.indexS).toBeLessThan(25);
+  it('seeds and indexes 10 000 memories, every one with a vector', async () => {
+    // Speed is measured by `npm run bench`, not asserted here; the timings are printed for information.
+    console.log(`seeded in ${timings.insertS.toFixed(1)} s, indexed in ${timings.indexS.toFixed(1)} s`);
     const [row] = await t.app.dataSource.query('SELECT COUNT(*) AS n FROM memory_index WHERE "vectorModel" IS NOT NULL');
     expect(Number(row.n)).toBeGreaterThanOrEqual(10_000);
   });

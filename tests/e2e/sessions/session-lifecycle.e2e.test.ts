@@ -85,10 +85,7 @@ describe('session lifecycle', () => {
       expect(rotated).toMatchObject({ previousSessionId: first.sessionId, newSessionId: after.sessionId, reason: 'daily-reset' });
       oldEvents.stop();
 
-      // The notice is in the new session's events, the old session is archived and still readable.
-      const newEvents = new EventCollector(client.wsClient(), after.sessionId);
-      await newEvents.waitFor((es) => es.some((e) => e.__typename === 'Notice' && /new session started/i.test(String(e.text))));
-      newEvents.stop();
+      // The notice reached the web client once (as the reply above); the old session is archived and still readable.
       expect(await statusOf(client, first.sessionId)).toBe('ARCHIVED');
       expect(await statusOf(client, after.sessionId)).toBe('ACTIVE');
       expect(await contentsOf(client, first.sessionId)).toEqual(['good evening', 'Echo: good evening', 'still here before the reset', 'Echo: still here before the reset']);
