@@ -1,4 +1,39 @@
-/** Live queue depths; filled in once the server has the `queues` query. */
+import { QueueDepthsDocument } from '../../gql/graphql';
+import { useQuery } from '../../lib/use-graphql';
+import { Link } from '../../lib/router';
+import { QueryView } from '../../components/ui';
+
+/** Live queue depths (polled): waiting, running, delayed and failed jobs per queue. */
 export function QueueDepths() {
-  return <p className="muted">Queue depths appear here.</p>;
+  const q = useQuery(QueueDepthsDocument, {}, { pollMs: 3000 });
+  return (
+    <QueryView q={q}>
+      {(d) => (
+        <table aria-label="Queue depths">
+          <thead>
+            <tr>
+              <th>Queue</th>
+              <th className="num">Waiting</th>
+              <th className="num">Running</th>
+              <th className="num">Delayed</th>
+              <th className="num">Failed</th>
+            </tr>
+          </thead>
+          <tbody>
+            {d.queues.map((x) => (
+              <tr key={x.name}>
+                <td>
+                  <Link to={`/queues?queue=${encodeURIComponent(x.name)}`}>{x.name}</Link>
+                </td>
+                <td className="num">{x.counts.waiting + x.counts.prioritized}</td>
+                <td className="num">{x.counts.active}</td>
+                <td className="num">{x.counts.delayed}</td>
+                <td className="num">{x.counts.failed ? <span className="badge danger">{x.counts.failed}</span> : 0}</td>
+              </tr>
+            ))}
+          </tbody>
+        </table>
+      )}
+    </QueryView>
+  );
 }

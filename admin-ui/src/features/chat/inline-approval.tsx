@@ -1,0 +1,35 @@
+import { useState } from 'react';
+import { DecideToolApprovalDocument, type ToolApprovalDecision } from '../../gql/graphql';
+import { useMutation } from '../../lib/use-graphql';
+import { ErrorBox } from '../../components/ui';
+
+/** An approval request inside the chat, decided in place (ADMIN and above; the server checks who may). */
+export function InlineApproval({ id, text }: { id: string; text: string }) {
+  const decide = useMutation(DecideToolApprovalDocument);
+  const [status, setStatus] = useState<string | null>(null);
+  const go = async (decision: ToolApprovalDecision) => {
+    const r = await decide.run({ id, decision });
+    if (r) setStatus(r.decideToolApproval.status);
+  };
+  return (
+    <div className="approval" role="group" aria-label="Tool approval">
+      <div style={{ marginBottom: 8 }}>{text.split('\n')[0]}</div>
+      {status ? (
+        <div className="small">Decided: {status}</div>
+      ) : (
+        <div className="row">
+          <button className="primary small" disabled={decide.busy} onClick={() => void go('ALLOW_ONCE')}>
+            Allow once
+          </button>
+          <button className="small" disabled={decide.busy} onClick={() => void go('ALLOW_ALWAYS')}>
+            Always allow
+          </button>
+          <button className="danger small" disabled={decide.busy} onClick={() => void go('DENY')}>
+            Deny
+          </button>
+        </div>
+      )}
+      <ErrorBox error={decide.error} />
+    </div>
+  );
+}
