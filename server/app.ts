@@ -37,6 +37,9 @@ import { ChannelResolver } from './graphql/resolvers/channel.resolver';
 import { ChannelOverview } from './channels/policies/channel-overview';
 import { guardSubscription } from './graphql/subscription-guard';
 import { startHttpServer, type RunningHttpServer } from './http/http-server';
+import { QueueService } from './modules/queues';
+import { QueueResolver } from './graphql/resolvers/queue.resolver';
+import { BullQueueInspector, queueNames } from '../jobs/queue-inspector';
 
 export interface AppOptions {
   config: AppConfig;
@@ -187,6 +190,10 @@ export class App {
     registry.set(PairingResolver, new PairingResolver(new PairingService(this.db, s.audit, s.users, chat?.outbound ?? null)));
     const overview = chat ? new ChannelOverview({ registry: chat.channels, settings: s.plugins, api: this.config.channels }) : null;
     if (overview) registry.set(ChannelResolver, new ChannelResolver(overview));
+    if (chat && this.redis) {
+      const inspector = new BullQueueInspector(this.redis.create('queue-inspector'), `${this.config.redis.prefix}:bull`, queueNames(chat.router.providers().map((p) => p.name)));
+      registry.set(QueueResolver, new QueueResolver(new QueueService(inspector, s.audit)));
+    }
     const schema = await buildAppSchema(registry, undefined);
     const explorer = this.config.server.explorer && process.env.NODE_ENV !== 'production';
     this.http = await startHttpServer({
