@@ -35,7 +35,8 @@ export function mountAdminUi(app: Express, logger: Logger, dir = findAdminUiDist
     },
     crossOriginEmbedderPolicy: false,
   });
-  app.get('/admin', (_req, res) => res.redirect(301, '/admin/'));
+  // Non-strict routing also matches "/admin/" here: redirect only the bare path.
+  app.get('/admin', (req, res, next) => (req.originalUrl.split('?')[0] === '/admin' ? res.redirect(301, '/admin/') : next()));
   if (!dir) {
     logger.debug('the admin UI is not built (admin-ui/dist is missing); run `npm run build`');
     app.use('/admin', headers, (_req, res) => {

@@ -55,7 +55,10 @@ export function AuthProvider({ children }: { children: ReactNode }) {
     const stored = sessionStorage.getItem(KEY);
     if (stored) void signIn(stored).then((err) => (err ? signOut() : undefined)).finally(() => setChecking(false));
   }, [signIn, signOut]);
-  useEffect(() => onUnauthenticated(signOut), [signOut]);
+  useEffect(() => {
+    const off = onUnauthenticated(signOut);
+    return () => void off();
+  }, [signOut]);
 
   const value = useMemo(() => ({ client, me, checking, signIn, signOut }), [client, me, checking, signIn, signOut]);
   return <AuthContext.Provider value={value}>{children}</AuthContext.Provider>;

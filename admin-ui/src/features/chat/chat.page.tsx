@@ -49,7 +49,10 @@ export function ChatPage() {
   const [images, setImages] = useState<Array<ImageInput & { name: string; url: string }>>([]);
   const [fileError, setFileError] = useState<string | null>(null);
   const end = useRef<HTMLDivElement>(null);
-  useEffect(() => end.current?.scrollIntoView({ block: 'end' }), [chat.items]);
+  useEffect(() => {
+    // Newer browsers return a promise from scrollIntoView; an effect must return nothing but a cleanup.
+    void end.current?.scrollIntoView({ block: 'end' });
+  }, [chat.items]);
 
   const submit = async (e?: FormEvent) => {
     e?.preventDefault();

@@ -20,7 +20,9 @@ export function App() {
   const { me, checking, signOut } = useAuth();
   const { path, navigate } = useRouter();
   const [menuOpen, setMenuOpen] = useState(false);
-  useEffect(() => setMenuOpen(false), [path]);
+  useEffect(() => {
+    setMenuOpen(false);
+  }, [path]);
   // Members land on their chat: the overview needs ADMIN.
   useEffect(() => {
     if (me && path === '/' && !trustAtLeast(me.trust, 'ADMIN')) navigate('/chat');
