@@ -47,6 +47,7 @@ export function BarChart({ labels, series, title, height = 180 }: { labels: stri
                 const top = y(acc + v);
                 const h = y(acc) - top;
                 acc += v;
+                if (v <= 0) return null;
                 return (
                   <rect key={s.name} x={pad.l + i * bw + bw * 0.15} width={bw * 0.7} y={top} height={Math.max(0, h)} fill={COLORS[si % COLORS.length]} rx={2}>
                     <title>{`${label} · ${s.name}: ${v.toLocaleString()}`}</title>

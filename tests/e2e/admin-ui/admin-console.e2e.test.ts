@@ -232,6 +232,11 @@ describe('admin console in a browser', () => {
     await open('/audit');
     await page.getByRole('table', { name: 'Audit log' }).getByText('user.trust.set').first().waitFor();
     await screenshotBoth(page, 'audit');
+    // The overview once there is traffic (the README shows this one).
+    await open('/');
+    await page.getByRole('table', { name: 'Queue depths' }).waitFor();
+    await page.getByRole('img', { name: 'Tokens per day' }).locator('rect').first().waitFor();
+    await screenshotBoth(page, 'overview-live');
     // Phone width: the nav folds into a menu.
     await page.setViewportSize({ width: 390, height: 844 });
     await open('/chat');

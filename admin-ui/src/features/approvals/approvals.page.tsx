@@ -52,7 +52,7 @@ export function ApprovalsPage() {
                     <tr key={a.id} data-approval={a.id}>
                       <td>
                         <strong>{a.tool}</strong>
-                        <div className="small muted mono">{a.id.slice(0, 8)}</div>
+                        <div className="small muted mono">…{a.id.slice(-8)}</div>
                       </td>
                       <td>
                         <pre>{typeof a.args === 'string' ? a.args : JSON.stringify(a.args)}</pre>

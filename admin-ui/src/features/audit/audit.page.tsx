@@ -62,7 +62,7 @@ export function AuditPage() {
                         <Badge value={a.action} tone={/refus|deny|denied|delete|revoke/.test(a.action) ? 'danger' : 'accent'} />
                       </td>
                       <td>{nameOf(a.actorUserId) ?? a.actor}</td>
-                      <td className="small">{a.targetType ? `${a.targetType} ${a.targetId?.slice(0, 8) ?? ''}` : '–'}</td>
+                      <td className="small">{a.targetType ? `${a.targetType} ${a.targetId ? `…${a.targetId.slice(-8)}` : ''}` : '–'}</td>
                       <td>
                         <pre className="small">{a.details ? JSON.stringify(a.details) : ''}</pre>
                       </td>

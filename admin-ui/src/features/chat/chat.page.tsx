@@ -1,7 +1,8 @@
 import { useEffect, useRef, useState, type FormEvent, type KeyboardEvent } from 'react';
-import type { ImageInput } from '../../gql/graphql';
+import { ToolApprovalsDocument, type ImageInput } from '../../gql/graphql';
 import { useAuth } from '../../lib/auth';
 import { trustAtLeast } from '../../lib/trust';
+import { useQuery } from '../../lib/use-graphql';
 import { ErrorBox, Loading, PageHeader } from '../../components/ui';
 import { useChat, type ChatItem } from './use-chat';
 import { InlineApproval } from './inline-approval';
@@ -20,7 +21,7 @@ function readImage(file: File): Promise<ImageInput & { name: string; url: string
   });
 }
 
-function Item({ item, canDecide }: { item: ChatItem; canDecide: boolean }) {
+function Item({ item, canDecide, statusOf }: { item: ChatItem; canDecide: boolean; statusOf: Map<string, string> }) {
   switch (item.kind) {
     case 'message':
       return <div className={`bubble ${item.role === 'USER' ? 'user' : item.role === 'SYSTEM' ? 'system' : ''}`}>{item.content}</div>;
@@ -38,13 +39,18 @@ function Item({ item, canDecide }: { item: ChatItem; canDecide: boolean }) {
         </div>
       );
     case 'notice':
-      return item.approvalId && canDecide ? <InlineApproval id={item.approvalId} text={item.text} /> : <div className="bubble notice">{item.text}</div>;
+      return item.approvalId && canDecide ? <InlineApproval id={item.approvalId} text={item.text} status={statusOf.get(item.approvalId) ?? null} /> : <div className="bubble notice">{item.text}</div>;
   }
 }
 
 export function ChatPage() {
   const { me } = useAuth();
   const chat = useChat();
+  const canDecide = trustAtLeast(me?.trust, 'ADMIN');
+  const asksApproval = chat.items.some((i) => i.kind === 'notice' && i.approvalId);
+  // Replayed approval notices show how they were decided (ADMIN and above may list approvals).
+  const approvals = useQuery(ToolApprovalsDocument, { status: null }, { skip: !canDecide || !asksApproval, pollMs: 3000 });
+  const statusOf = new Map((approvals.data?.toolApprovals ?? []).map((a) => [a.id, a.status as string]));
   const [text, setText] = useState('');
   const [images, setImages] = useState<Array<ImageInput & { name: string; url: string }>>([]);
   const [fileError, setFileError] = useState<string | null>(null);
@@ -94,7 +100,7 @@ export function ChatPage() {
             </div>
           ) : null}
           {chat.items.map((item) => (
-            <Item key={item.key} item={item} canDecide={trustAtLeast(me?.trust, 'ADMIN')} />
+            <Item key={item.key} item={item} canDecide={canDecide} statusOf={statusOf} />
           ))}
           <div ref={end} />
         </div>
@@ -112,7 +118,10 @@ export function ChatPage() {
           ) : null}
           <div className="composer">
             <label className="button" title="Attach images">
-              📎<span className="sr-only">Attach images</span>
+              <svg width="16" height="16" viewBox="0 0 24 24" fill="none" stroke="currentColor" strokeWidth="2" strokeLinecap="round" aria-hidden="true">
+                <path d="M21 11.5l-8.6 8.6a5 5 0 01-7.1-7.1l8.6-8.6a3.5 3.5 0 015 5l-8.6 8.6a2 2 0 01-2.8-2.8l7.9-7.9" />
+              </svg>
+              <span className="sr-only">Attach images</span>
               <input type="file" accept="image/png,image/jpeg,image/webp,image/gif" multiple hidden onChange={(e) => void addFiles(e.target.files)} />
             </label>
             <textarea aria-label="Message" placeholder="Message the assistant (Enter sends, Shift+Enter for a new line)" value={text} onChange={(e) => setText(e.target.value)} onKeyDown={onKey} rows={2} />

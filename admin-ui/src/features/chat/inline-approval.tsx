@@ -4,9 +4,10 @@ import { useMutation } from '../../lib/use-graphql';
 import { ErrorBox } from '../../components/ui';
 
 /** An approval request inside the chat, decided in place (ADMIN and above; the server checks who may). */
-export function InlineApproval({ id, text }: { id: string; text: string }) {
+export function InlineApproval({ id, text, status: known }: { id: string; text: string; status: string | null }) {
   const decide = useMutation(DecideToolApprovalDocument);
-  const [status, setStatus] = useState<string | null>(null);
+  const [decided, setStatus] = useState<string | null>(null);
+  const status = decided ?? (known && known !== 'PENDING' ? known : null);
   const go = async (decision: ToolApprovalDecision) => {
     const r = await decide.run({ id, decision });
     if (r) setStatus(r.decideToolApproval.status);

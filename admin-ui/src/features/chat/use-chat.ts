@@ -3,11 +3,26 @@ import { ChatEventsDocument, ChatMessagesDocument, ChatSessionDocument, SendChat
 import { useAuth } from '../../lib/auth';
 import { GraphQLRequestError } from '../../lib/graphql-client';
 
-export type ChatItem =
-  | { kind: 'message'; key: string; role: string; content: string }
-  | { kind: 'streaming'; key: string; content: string }
-  | { kind: 'tool'; key: string; tool: string; phase: string; outcome: string | null; summary: string | null }
-  | { kind: 'notice'; key: string; level: string; text: string; approvalId: string | null };
+/** One line of the transcript; `at` (ISO time) keeps history and replayed events in order. */
+export type ChatItem = { key: string; at: string } & (
+  | { kind: 'message'; role: string; content: string }
+  | { kind: 'streaming'; content: string }
+  | { kind: 'tool'; tool: string; phase: string; outcome: string | null; summary: string | null }
+  | { kind: 'notice'; level: string; text: string; approvalId: string | null }
+);
+
+/** Replaces the item with the same key in place, or inserts a new one in time order. */
+function put(list: ChatItem[], item: ChatItem): ChatItem[] {
+  const i = list.findIndex((x) => x.key === item.key);
+  if (i >= 0) {
+    const next = [...list];
+    next[i] = { ...item, at: list[i]!.at };
+    return next;
+  }
+  let at = list.length;
+  while (at > 0 && list[at - 1]!.at > item.at) at--;
+  return [...list.slice(0, at), item, ...list.slice(at)];
+}
 
 type Event = ChatEventsSubscription['sessionEvents'];
 
@@ -26,17 +41,11 @@ export function useChat() {
   const [error, setError] = useState<GraphQLRequestError | null>(null);
   const [running, setRunning] = useState(false);
   const seen = useRef(new Set<string>());
+  /** Turns that ended: late deltas (a model call retried from the queue view) are not shown. */
+  const finished = useRef(new Set<string>());
   const vars = useRef<{ sessionId: string; afterSeq: number } | null>(null);
 
-  const upsert = useCallback((item: ChatItem) => {
-    setItems((list) => {
-      const i = list.findIndex((x) => x.key === item.key);
-      if (i < 0) return [...list, item];
-      const next = [...list];
-      next[i] = item;
-      return next;
-    });
-  }, []);
+  const upsert = useCallback((item: ChatItem) => setItems((list) => put(list, item)), []);
 
   const onEvent = useCallback(
     (e: Event) => {
@@ -48,18 +57,15 @@ export function useChat() {
           setRunning(true);
           break;
         case 'ReplyDelta':
+          if (finished.current.has(e.turnId)) break;
           setItems((list) => {
             const key = `stream:${e.turnId}`;
-            const i = list.findIndex((x) => x.key === key);
-            if (i < 0) return [...list, { kind: 'streaming', key, content: e.text }];
-            const next = [...list];
-            const cur = next[i] as Extract<ChatItem, { kind: 'streaming' }>;
-            next[i] = { ...cur, content: cur.content + e.text };
-            return next;
+            const cur = list.find((x) => x.key === key) as Extract<ChatItem, { kind: 'streaming' }> | undefined;
+            return put(list, { kind: 'streaming', key, at: e.at, content: (cur?.content ?? '') + e.text });
           });
           break;
         case 'ToolCallEvent':
-          upsert({ kind: 'tool', key: `tool:${e.callId}`, tool: e.tool, phase: e.phase, outcome: e.outcome ?? null, summary: e.summary ?? null });
+          upsert({ kind: 'tool', key: `tool:${e.callId}`, at: e.at, tool: e.tool, phase: e.phase, outcome: e.outcome ?? null, summary: e.summary ?? null });
           break;
         case 'MessageAdded': {
           if (seen.current.has(e.messageId)) {
@@ -72,29 +78,29 @@ export function useChat() {
           setItems((list) => {
             // The stored reply replaces the text streamed for it.
             const streaming = list.findIndex((x) => x.kind === 'streaming');
-            const item: ChatItem = { kind: 'message', key: `msg:${e.messageId}`, role: e.role, content: e.content };
             if (e.role === 'ASSISTANT' && streaming >= 0) {
               const next = [...list];
-              next[streaming] = item;
+              next[streaming] = { kind: 'message', key: `msg:${e.messageId}`, at: list[streaming]!.at, role: e.role, content: e.content };
               return next;
             }
-            return [...list, item];
+            return put(list, { kind: 'message', key: `msg:${e.messageId}`, at: e.at, role: e.role, content: e.content });
           });
           break;
         }
         case 'TurnFinished':
           setRunning(false);
-          if (e.status === 'failed') upsert({ kind: 'notice', key: `fin:${e.turnId}`, level: 'error', text: `The turn failed${e.error ? `: ${e.error}` : ''}.`, approvalId: null });
+          finished.current.add(e.turnId);
+          if (e.status === 'failed') upsert({ kind: 'notice', key: `fin:${e.turnId}`, at: e.at, level: 'error', text: `The turn failed${e.error ? `: ${e.error.replace(/\.$/, '')}` : ''}.`, approvalId: null });
           // A turn that ended without a stored reply (stopped) keeps what was streamed, without the cursor.
-          setItems((list) => list.map((x) => (x.key === `stream:${e.turnId}` ? { kind: 'message', key: x.key, role: 'ASSISTANT', content: (x as { content: string }).content } : x)));
+          setItems((list) => list.map((x) => (x.key === `stream:${e.turnId}` ? { kind: 'message', key: x.key, at: x.at, role: 'ASSISTANT', content: (x as { content: string }).content } : x)));
           break;
         case 'SessionRotated':
-          upsert({ kind: 'notice', key: `rot:${e.seq}`, level: 'info', text: `New session (${e.reason}).`, approvalId: null });
+          upsert({ kind: 'notice', key: `rot:${e.seq}`, at: e.at, level: 'info', text: `New session (${e.reason}).`, approvalId: null });
           setSessionId(e.newSessionId);
           break;
         case 'Notice': {
           const approvalId = /^Approval needed for /.test(e.text) ? (/\/approve (\S+) allow_once/.exec(e.text)?.[1] ?? null) : null;
-          upsert({ kind: 'notice', key: `notice:${e.seq}`, level: e.level, text: e.text, approvalId });
+          upsert({ kind: 'notice', key: `notice:${e.seq}`, at: e.at, level: e.level, text: e.text, approvalId });
           break;
         }
       }
@@ -118,9 +124,9 @@ export function useChat() {
           for (const { node } of m.messages.edges) {
             seen.current.add(node.id);
             for (const call of Array.isArray(node.toolCalls) ? (node.toolCalls as ToolCallJson[]) : []) {
-              history.push({ kind: 'tool', key: `tool:${call.id}`, tool: call.function?.name ?? call.name ?? 'tool', phase: 'finished', outcome: null, summary: null });
+              history.push({ kind: 'tool', key: `tool:${call.id}`, at: node.createdAt, tool: call.function?.name ?? call.name ?? 'tool', phase: 'finished', outcome: null, summary: null });
             }
-            if (node.role !== 'TOOL' && node.content) history.push({ kind: 'message', key: `msg:${node.id}`, role: node.role, content: node.content });
+            if (node.role !== 'TOOL' && node.content) history.push({ kind: 'message', key: `msg:${node.id}`, at: node.createdAt, role: node.role, content: node.content });
           }
           if (!m.messages.pageInfo.hasNextPage) break;
           after = m.messages.pageInfo.endCursor ?? null;
@@ -160,9 +166,9 @@ export function useChat() {
         const local = r.sendMessage.messageId ?? `local:${Date.now()}`;
         if (!seen.current.has(local)) {
           seen.current.add(local);
-          upsert({ kind: 'message', key: `msg:${local}`, role: 'USER', content: images.length ? `${text}\n[${images.length} image${images.length > 1 ? 's' : ''}]` : text });
+          upsert({ kind: 'message', key: `msg:${local}`, at: new Date().toISOString(), role: 'USER', content: images.length ? `${text}\n[${images.length} image${images.length > 1 ? 's' : ''}]` : text });
         }
-        if (r.sendMessage.reply) upsert({ kind: 'message', key: `reply:${local}`, role: 'SYSTEM', content: r.sendMessage.reply });
+        if (r.sendMessage.reply) upsert({ kind: 'message', key: `reply:${local}`, at: new Date().toISOString(), role: 'SYSTEM', content: r.sendMessage.reply });
         if (r.sendMessage.sessionId !== sessionId) setSessionId(r.sendMessage.sessionId);
         return true;
       } catch (e) {

@@ -6,6 +6,7 @@ import { Badge, Card, ErrorBox, Loading, PageHeader, QueryView } from '../../com
 import { BarChart, dayRange } from '../../components/charts';
 import { useReadiness } from './use-readiness';
 import { QueueDepths } from './queue-depths';
+import { RecentErrors } from './recent-errors';
 
 const DAYS = 14;
 
@@ -48,6 +49,7 @@ export function OverviewPage() {
                 </tbody>
               </table>
             ) : null}
+            <RecentErrors />
           </Card>
           <Card title="Queues">
             <QueueDepths />

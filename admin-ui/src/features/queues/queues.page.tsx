@@ -5,6 +5,16 @@ import { useRouter } from '../../lib/router';
 import { fmtAgo, fmtDate } from '../../lib/format';
 import { Badge, Card, ConfirmButton, Empty, ErrorBox, PageHeader, QueryView } from '../../components/ui';
 
+/** Failed reasons of model calls are JSON; show their message. */
+function reasonText(reason: string): string {
+  try {
+    const parsed = JSON.parse(reason) as { message?: unknown };
+    return typeof parsed.message === 'string' ? parsed.message : reason;
+  } catch {
+    return reason;
+  }
+}
+
 const STATES: Array<[JobState, string, 'waiting' | 'prioritized' | 'active' | 'delayed' | 'waitingChildren' | 'paused' | 'failed' | 'completed']> = [
   ['FAILED', 'Failed', 'failed'],
   ['ACTIVE', 'Running', 'active'],
@@ -79,17 +89,19 @@ export function QueuesPage() {
                               <strong>{j.name}</strong>
                               <div className="small muted mono">{j.id.length > 24 ? `${j.id.slice(0, 24)}…` : j.id}</div>
                             </td>
-                            <td className="mono small">{j.queue}</td>
+                            <td className="mono small" style={{ whiteSpace: 'nowrap' }}>
+                              {j.queue}
+                            </td>
                             <td className="num">
                               {j.attemptsMade}/{j.maxAttempts}
                             </td>
                             <td title={fmtDate(j.createdAt)}>{fmtAgo(j.createdAt)}</td>
                             <td>{fmtDate(j.finishedAt)}</td>
-                            <td className="small" style={{ maxWidth: 320 }}>
-                              {j.failedReason ? <span style={{ color: 'var(--danger)' }}>{j.failedReason}</span> : <Badge value={j.state.toLowerCase()} />}
+                            <td className="small" style={{ maxWidth: 360, overflowWrap: 'anywhere' }}>
+                              {j.failedReason ? <span style={{ color: 'var(--danger)' }} title={j.failedReason}>{reasonText(j.failedReason)}</span> : <Badge value={j.state.toLowerCase()} />}
                             </td>
                             <td>
-                              <div className="row">
+                              <div className="row" style={{ flexWrap: 'nowrap' }}>
                                 {j.state === 'FAILED' ? (
                                   <button className="small primary" disabled={retry.busy} onClick={async () => void ((await retry.run({ queue: j.queue, id: j.id })) && (await q.refetch()))}>
                                     Retry

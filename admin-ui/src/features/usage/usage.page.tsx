@@ -21,7 +21,7 @@ export function UsagePage() {
   }, [days]);
   const q = useQuery(UsageDocument, { ...range, groupBy });
   const users = useQuery(UserChoicesDocument, {}, { skip: groupBy !== 'USER' });
-  const nameOf = (key: string) => (groupBy === 'USER' ? (users.data?.users.edges.find((e) => e.node.id === key)?.node.displayName ?? key.slice(0, 8)) : groupBy === 'SESSION' ? key.slice(0, 8) : key);
+  const nameOf = (key: string) => (groupBy === 'USER' ? (users.data?.users.edges.find((e) => e.node.id === key)?.node.displayName ?? `…${key.slice(-8)}`) : groupBy === 'SESSION' ? `…${key.slice(-8)}` : key);
   return (
     <>
       <PageHeader

@@ -61,7 +61,7 @@ export function UsersPage() {
                         <td>
                           <strong>{u.displayName}</strong>
                           {u.id === me?.id ? <span className="small muted"> (you)</span> : null}
-                          <div className="small muted mono">{u.id.slice(0, 8)}</div>
+                          <div className="small muted mono">…{u.id.slice(-8)}</div>
                         </td>
                         <td>
                           {u.identities.length ? u.identities.map((i) => <div key={i.id} className="small mono">{i.key}</div>) : <span className="muted small">none</span>}
