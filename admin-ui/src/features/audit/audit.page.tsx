@@ -57,7 +57,7 @@ export function AuditPage() {
                 <tbody>
                   {d.auditLog.edges.map(({ node: a }) => (
                     <tr key={a.id}>
-                      <td className="small">{fmtDate(a.createdAt)}</td>
+                      <td className="small" style={{ whiteSpace: "nowrap" }}>{fmtDate(a.createdAt)}</td>
                       <td>
                         <Badge value={a.action} tone={/refus|deny|denied|delete|revoke/.test(a.action) ? 'danger' : 'accent'} />
                       </td>
