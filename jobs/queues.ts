@@ -1,6 +1,6 @@
 import type { SerializedCtx } from '../server/common/ctx';
-import type { ModelCallInput } from '../server/modules/agent/model-caller';
-import type { ChatResult } from '../server/modules/models/model-provider';
+import type { HousekeepingResult } from '../server/modules/maintenance';
+import type { ChatResult, ModelCallInput } from '../server/modules/models';
 
 /** Queue names (BullMQ). Model calls get one queue per provider: `model-calls.<provider>`. */
 export const QUEUES = {
@@ -13,9 +13,10 @@ export const QUEUES = {
 
 /** Job names and their typed payloads and results. */
 export interface JobMap {
-  'turn.drain': { data: { sessionId: string; messageId: string }; result: { turns: number } };
+  'turn.drain': { data: { ctx: SerializedCtx; sessionId: string; messageId: string }; result: { turns: number } };
   'model.call': {
-    data: { ctx: SerializedCtx; input: ModelCallInput; provider: string; model: string };
+    /** `rateLimited`: how often the provider answered 429 to this call so far. */
+    data: { ctx: SerializedCtx; input: ModelCallInput; provider: string; model: string; rateLimited?: number };
     result: ChatResult;
   };
   'outbound.deliver': {
@@ -31,7 +32,7 @@ export interface JobMap {
   'maintenance.run': {
     /** Retention of archived sessions, overdue tool approvals. */
     data: Record<string, never>;
-    result: { prunedSessions: number; expiredApprovals: number };
+    result: HousekeepingResult;
   };
 }
 

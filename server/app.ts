@@ -19,26 +19,17 @@ import type { MemoryService } from './modules/memory';
 import { PluginSettingService } from './modules/plugins';
 import { SessionService } from './modules/sessions';
 import { UserService } from './modules/users';
-import { buildAppSchema, type ResolverRegistry } from './graphql/build-schema';
+import { buildAppSchema } from './graphql/build-schema';
 import { createContextFactory } from './graphql/context-factory';
 import { createQueryLimits } from './graphql/limits';
-import { AdminResolver } from './graphql/resolvers/admin.resolver';
-import { ApiTokenResolver } from './graphql/resolvers/api-token.resolver';
-import { MemoryResolver } from './graphql/resolvers/memory.resolver';
-import { SessionResolver } from './graphql/resolvers/session.resolver';
-import { UserResolver } from './graphql/resolvers/user.resolver';
-import { ChatResolver } from './graphql/resolvers/chat.resolver';
-import { ToolResolver } from './graphql/resolvers/tool.resolver';
-import { ChatRuntime } from './composition/chat-runtime';
-import { MemoryLayer } from './composition/memory-layer';
+import { createResolverRegistry, createStreams, type ApiServices } from './graphql/resolver-registry';
 import { PairingService } from './modules/pairing';
-import { PairingResolver } from './graphql/resolvers/pairing.resolver';
-import { ChannelResolver } from './graphql/resolvers/channel.resolver';
-import { ChannelOverview } from './channels/policies/channel-overview';
-import { guardSubscription } from './graphql/subscription-guard';
+import { buildChatServices, type ChatServices } from './composition/chat-services';
+import { startChatChannels, startChatWorkers } from './composition/chat-workers';
+import { MemoryLayer } from './composition/memory-layer';
+import { ROLES, type Role } from './composition/roles';
 import { startHttpServer, type RunningHttpServer } from './http/http-server';
 import { QueueService } from './modules/queues';
-import { QueueResolver } from './graphql/resolvers/queue.resolver';
 import { BullQueueInspector, queueNames } from '../jobs/queue-inspector';
 
 export interface AppOptions {
@@ -70,6 +61,8 @@ export interface Services {
  */
 export class App {
   private http: RunningHttpServer | null = null;
+  private workersStarted = false;
+  private channelsStarted = false;
 
   private constructor(
     readonly config: AppConfig,
@@ -80,7 +73,7 @@ export class App {
     readonly redis: RedisConnections | null,
     readonly services: Services,
     /** Queues, agent, pipeline and channels; null when the app runs without Redis (DB-only CLI commands). */
-    readonly chat: ChatRuntime | null,
+    readonly chat: ChatServices | null,
     readonly appliedMigrations: string[],
     private readonly stack: DisposableStack,
   ) {}
@@ -132,9 +125,9 @@ export class App {
         plugins: new PluginSettingService(db, audit),
         ownerBootstrap: new OwnerBootstrap(users, tokens, config.data_dir),
       };
-      let chat: ChatRuntime | null = null;
+      let chat: ChatServices | null = null;
       if (redis) {
-        chat = await ChatRuntime.create({
+        chat = await buildChatServices({
           config,
           logger,
           redactor,
@@ -148,8 +141,8 @@ export class App {
           memory,
           clock: options.clock,
         });
-        const runtime = chat;
-        stack.add('chat runtime', () => runtime.dispose());
+        const built = chat;
+        stack.add('chat services', () => built.close());
       }
       return new App(config, logger, redactor, dataSource, db, redis, services, chat, applied, stack);
     } catch (err) {
@@ -169,33 +162,42 @@ export class App {
     return this.http.url;
   }
 
-  /** Makes sure the OWNER exists, then serves GraphQL. */
+  /** The services the GraphQL API serves. */
+  private apiServices(): ApiServices {
+    const s = this.services;
+    const chat = this.chat;
+    return {
+      users: s.users,
+      tokens: s.tokens,
+      sessions: s.sessions,
+      memories: s.memories,
+      memorySearch: s.memory.search,
+      plugins: s.plugins,
+      audit: s.audit,
+      pairing: chat?.pairing ?? new PairingService(this.db, s.audit, s.users, null),
+      queues: chat && this.redis ? new QueueService(new BullQueueInspector(this.redis.create('queue-inspector'), `${this.config.redis.prefix}:bull`, queueNames(chat.router.providers().map((p) => p.name))), s.audit) : null,
+      chat: chat && {
+        web: chat.web,
+        lifecycle: chat.lifecycle,
+        turnControl: chat.turnControl,
+        events: chat.events,
+        usage: chat.usage,
+        compaction: chat.compaction,
+        sessionMaintenance: chat.sessionMaintenance,
+        tools: chat.tools,
+        overview: chat.overview,
+      },
+    };
+  }
+
+  /** Makes sure the OWNER exists, then serves GraphQL, webhooks and health checks. */
   async listen(): Promise<string> {
     const ctx = this.systemCtx('startup');
     await this.services.ownerBootstrap.ensureOwner(ctx);
-    const s = this.services;
-    const pageSize = this.config.graphql.max_page_size;
-    const registry: ResolverRegistry = new Map<Function, object>([
-      [UserResolver, new UserResolver(s.users, s.tokens, pageSize)],
-      [ApiTokenResolver, new ApiTokenResolver(s.tokens)],
-      [SessionResolver, new SessionResolver(s.sessions, pageSize)],
-      [MemoryResolver, new MemoryResolver(s.memories, pageSize, s.memory.search)],
-      [AdminResolver, new AdminResolver(s.plugins, s.audit, pageSize)],
-    ]);
-    const chat = this.chat;
-    if (chat) {
-      registry.set(ChatResolver, new ChatResolver(chat.web, s.sessions, chat.lifecycle, chat.turnQueue, chat.events, chat.usage, chat.compaction, chat.sessionMaintenance));
-      registry.set(ToolResolver, new ToolResolver(chat.tools.registry, chat.tools.approvals));
-    }
-    registry.set(PairingResolver, new PairingResolver(new PairingService(this.db, s.audit, s.users, chat?.outbound ?? null)));
-    const overview = chat ? new ChannelOverview({ registry: chat.channels, settings: s.plugins, api: this.config.channels }) : null;
-    if (overview) registry.set(ChannelResolver, new ChannelResolver(overview));
-    if (chat && this.redis) {
-      const inspector = new BullQueueInspector(this.redis.create('queue-inspector'), `${this.config.redis.prefix}:bull`, queueNames(chat.router.providers().map((p) => p.name)));
-      registry.set(QueueResolver, new QueueResolver(new QueueService(inspector, s.audit)));
-    }
-    const schema = await buildAppSchema(registry, undefined);
+    const api = this.apiServices();
+    const schema = await buildAppSchema(createResolverRegistry(api, this.config.graphql.max_page_size), undefined);
     const explorer = this.config.server.explorer && process.env.NODE_ENV !== 'production';
+    const chat = this.chat;
     this.http = await startHttpServer({
       host: this.config.server.host,
       port: this.config.server.port,
@@ -205,27 +207,10 @@ export class App {
       limits: createQueryLimits(this.config.graphql),
       logger: this.logger.child({ module: 'http' }),
       contextFor: createContextFactory({
-        tokens: s.tokens,
-        users: s.users,
+        tokens: api.tokens,
+        users: api.users,
         logger: this.logger,
-        streams: chat
-          ? {
-              sessionEvents: async (ctx, sessionId, afterSeq) => {
-                await s.sessions.getVisible(ctx, sessionId);
-                const stillAllowed = async () => {
-                  const actor = ctx.actor;
-                  if (actor.kind !== 'user' || !actor.tokenId) return false;
-                  const user = await s.tokens.currentUser(ctx, actor.tokenId);
-                  if (!user) return false;
-                  const now = new Ctx({ actor: { ...actor, trust: user.trust }, logger: ctx.logger, channel: ctx.channel });
-                  await s.sessions.getVisible(now, sessionId);
-                  return true;
-                };
-                return guardSubscription(chat.events.subscribe(sessionId, afterSeq), stillAllowed, this.config.graphql.subscription_recheck_ms);
-              },
-              channelStatus: (ctx) => overview!.watch(ctx),
-            }
-          : undefined,
+        streams: createStreams(api, this.config.graphql.subscription_recheck_ms),
       }),
       readiness: () => this.readiness(),
       webhooks: () =>
@@ -239,11 +224,36 @@ export class App {
     return this.http.url;
   }
 
-  /** Runs the queue workers (turns, model calls, deliveries) in this process. */
+  /** Runs the queue workers (turns, model calls, deliveries, summarizer, maintenance) in this process. */
   async startWorkers(): Promise<void> {
-    if (!this.chat) throw new Error('Workers need Redis');
-    await this.chat.startWorkers();
+    const chat = this.requireChat('Workers');
+    if (this.workersStarted) return;
+    this.workersStarted = true;
+    const workers = await startChatWorkers(chat, { config: this.config, logger: this.logger, db: this.db, memory: this.services.memory });
+    this.stack.add('workers', () => workers.dispose((name, err) => this.logger.error({ err, resource: name }, 'error while stopping')));
     this.logger.info('workers started');
+  }
+
+  /** Starts the channel transports of this process (Telegram, WhatsApp, …) as their plugin settings say. */
+  async startChannels(): Promise<void> {
+    const chat = this.requireChat('Channels');
+    if (this.channelsStarted) return;
+    this.channelsStarted = true;
+    const channels = await startChatChannels(chat, { plugins: this.services.plugins, logger: this.logger });
+    this.stack.add('channels', () => channels.dispose((name, err) => this.logger.error({ err, resource: name }, 'error while stopping')));
+  }
+
+  /** Starts what the role runs: the API, the workers and/or the channels (`muninn serve --role`). */
+  async run(role: Role): Promise<void> {
+    const plan = ROLES[role];
+    if (plan.api) await this.listen();
+    if (plan.workers) await this.startWorkers();
+    if (plan.channels) await this.startChannels();
+  }
+
+  private requireChat(what: string): ChatServices {
+    if (!this.chat) throw new Error(`${what} need Redis`);
+    return this.chat;
   }
 
   /** Database and Redis checks for /readyz and doctor. */

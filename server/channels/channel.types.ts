@@ -37,6 +37,8 @@ export interface ChannelStatus {
   /** WhatsApp linking QR (text form) while state is NEEDS_LINK. */
   qr?: string | null;
   updatedAt: Date;
+  /** Set by transports switched by the config rather than a `channel:<name>` plugin setting (web, TUI). */
+  enabled?: boolean;
 }
 
 /** Where adapters send inbound messages. */
@@ -50,6 +52,12 @@ export interface ChannelTransport {
   readonly channel: string;
   /** Longest text one platform message may carry (Telegram 4096, WhatsApp 4000). */
   readonly maxMessageLength: number;
+  /**
+   * `queue` (default): replies and notices go through the chat's outbound mailbox and `send`.
+   * `session-events`: the channel's clients read the session's event stream (web, TUI), where replies
+   * already arrive as MessageAdded and notices as Notice events, so nothing is queued or sent.
+   */
+  readonly delivery?: 'queue' | 'session-events';
   start(sink: InboundSink): Promise<void>;
   stop(): Promise<void>;
   /** Sends one chunk; returns the platform id of the sent message. Throws on failure (the queue retries). */

@@ -1,28 +1,17 @@
 import type { Ctx } from '../common/ctx';
-import type { SessionEventPublisher } from '../modules/events';
+import type { NoticeSender } from '../modules/events';
 import type { Session } from '../modules/sessions';
 import type { InboundMessage } from './channel.types';
 
-/** Port: sends a one-off text to a platform chat (through the outbound queue). */
-export interface NoticeSender {
-  notify(ctx: Ctx, target: { channel: string; chatId: string; key: string }, text: string): Promise<void>;
-}
-
 /**
- * Direct answers (command replies, refusals): web and TUI clients get them as `Notice` events of the
- * session; platform chats get a message through the outbound queue.
+ * Direct answers (command replies, refusals) to the chat a message came from. Clients that chat through
+ * GraphQL get them once, as the reply of their `sendMessage`, so they are not published again; platform
+ * chats get a message through their mailbox.
  */
 export class ChannelDirectReplier {
-  constructor(
-    private readonly events: SessionEventPublisher,
-    private readonly notices: NoticeSender,
-  ) {}
+  constructor(private readonly notices: NoticeSender) {}
 
-  async reply(ctx: Ctx, message: InboundMessage, text: string, session: Session | null): Promise<void> {
-    if (message.channel === 'web' || message.channel === 'tui') {
-      if (session) await this.events.publish(session.id, { type: 'Notice', level: 'info', text });
-      return;
-    }
+  async reply(ctx: Ctx, message: InboundMessage, text: string, _session: Session | null): Promise<void> {
     const key = `notice:${message.channel}:${message.chatId}:${message.platformMessageId ?? Date.now()}:${hash(text)}`;
     await this.notices.notify(ctx, { channel: message.channel, chatId: message.chatId, key }, text);
   }

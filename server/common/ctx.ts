@@ -51,6 +51,14 @@ export class Ctx {
     return new Ctx({ actor: { kind: 'system', reason }, logger: logger.child({ system: reason }) });
   }
 
+  /**
+   * The same request acted on by the server itself (for work done on a user's behalf whatever their
+   * trust, such as writing the memories of their exchange).
+   */
+  asSystem(reason: string): Ctx {
+    return new Ctx({ ...this.init(), actor: { kind: 'system', reason } });
+  }
+
   /** The same context bound to a transaction's entity manager. */
   withManager(manager: EntityManager): Ctx {
     return new Ctx({ ...this.init(), manager });

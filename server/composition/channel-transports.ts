@@ -4,6 +4,7 @@ import type { SecretRedactor } from '../common/secret-redactor';
 import type { ChannelTransport } from '../channels/channel.types';
 import { TelegramTransport } from '../channels/telegram/telegram.adapter';
 import { whatsAppTransportFromConfig } from '../channels/whatsapp';
+import { ChatClient, SessionStreamTransport } from '../channels/web/session-stream-transport';
 
 export interface ChannelTransportDeps {
   config: AppConfig;
@@ -14,13 +15,14 @@ export interface ChannelTransportDeps {
 }
 
 /**
- * The platform transports this config turns on (Telegram, WhatsApp). Each adapter adds itself here;
- * the web and TUI channels need no transport (they use GraphQL).
+ * The transports of this config: the platforms it turns on (Telegram, WhatsApp; each adapter adds itself
+ * here), then the web and TUI channels, whose clients use GraphQL and the session event stream.
  */
 export function createChannelTransports(deps: ChannelTransportDeps): ChannelTransport[] {
   const { config } = deps;
   const transports: ChannelTransport[] = [];
   if (config.channels.telegram.enabled) transports.push(TelegramTransport.fromConfig(deps));
   if (config.channels.whatsapp.enabled) transports.push(whatsAppTransportFromConfig(config, deps));
+  for (const client of [ChatClient.WEB, ChatClient.TUI]) transports.push(new SessionStreamTransport(client, config.channels[client].enabled));
   return transports;
 }

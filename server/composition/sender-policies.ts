@@ -6,8 +6,7 @@ import type { SenderPolicy } from '../channels/inbound-pipeline';
 import { ChannelSenderPolicy, type ChannelPolicyConfig } from '../channels/policies/channel-sender-policy';
 import { GuestRateLimiter } from '../channels/policies/guest-rate-limiter';
 import { RedisReplyThrottle } from '../channels/policies/reply-throttle';
-import type { AuditService } from '../modules/audit';
-import { PairingService, type PairingNotifier } from '../modules/pairing';
+import type { PairingService } from '../modules/pairing';
 import type { UserService } from '../modules/users';
 
 export interface SenderPolicyDeps {
@@ -15,11 +14,10 @@ export interface SenderPolicyDeps {
   logger: Logger;
   db: Db;
   users: UserService;
-  audit: AuditService;
   /** Shared Redis client for the GUEST rate limits and once-an-hour replies (any ready ioredis client). */
   redis: Redis;
-  /** Tells approved pairing requesters (the outbound queue). */
-  notices: PairingNotifier;
+  /** Pairing codes for unknown senders (the process's one PairingService). */
+  pairing: PairingService;
 }
 
 /** Platform channels whose config carries the DM/group policy keys. */
@@ -34,7 +32,7 @@ const POLICY_CHANNELS = ['telegram', 'whatsapp'] as const satisfies ReadonlyArra
 export function createSenderPolicies(deps: SenderPolicyDeps): Map<string, SenderPolicy> {
   const { config, redis } = deps;
   const prefix = config.redis.prefix;
-  const pairing = new PairingService(deps.db, deps.audit, deps.users, deps.notices);
+  const { pairing } = deps;
   const throttle = new RedisReplyThrottle(redis, `${prefix}:reply-once`);
   const policies = new Map<string, SenderPolicy>();
   for (const channel of POLICY_CHANNELS) {

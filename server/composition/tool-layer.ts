@@ -1,11 +1,10 @@
 import { randomUUID } from 'node:crypto';
 import type { AppConfig } from '../config';
 import type { Db } from '../persistence/db';
-import type { NoticeSender } from '../channels/direct-replier';
+import type { NoticeSender } from '../modules/events';
 import type { AgentTools } from '../modules/agent/agent.ports';
 import type { AuditService } from '../modules/audit';
 import type { CommandApprovals, CommandTools } from '../modules/commands';
-import type { SessionEventPublisher } from '../modules/events';
 import type { PluginSettingService } from '../modules/plugins';
 import { createBuiltinTools, ToolApprovalDecision, ToolApprovalService, ToolPipeline, ToolRegistry, type MessageSender, type Tool } from '../modules/tools';
 import type { UserService } from '../modules/users';
@@ -16,7 +15,6 @@ export interface ToolLayerDeps {
   audit: AuditService;
   plugins: PluginSettingService;
   users: UserService;
-  events: SessionEventPublisher;
   notices: NoticeSender;
   /** Tools of other modules (memory_search, memory_save), registered after the built-ins. */
   extraTools?: readonly Tool[];
@@ -37,7 +35,7 @@ export interface ToolLayer {
  * platform channels, in the chat.
  */
 export function createToolLayer(deps: ToolLayerDeps): ToolLayer {
-  const { config, events, notices } = deps;
+  const { config, notices } = deps;
   const registry = new ToolRegistry(deps.plugins);
   const sender: MessageSender = {
     send: (ctx, target, text) => notices.notify(ctx, { ...target, key: `send_message:${randomUUID()}` }, text),
@@ -59,10 +57,7 @@ export function createToolLayer(deps: ToolLayerDeps): ToolLayer {
         onApprovalRequested: async (approval, call) => {
           const decider = approvals.deciderTrustFor(approval.tool) === 'OWNER' ? 'an OWNER' : 'an ADMIN or OWNER';
           const text = `Approval needed for ${call.name}: /approve ${approval.id} allow_once|allow_always|deny (${decider} decides; denied after ${config.tools.approval_timeout_minutes} minutes).`;
-          await events.publish(tc.sessionId, { type: 'Notice', level: 'warn', text });
-          if (tc.chatId && tc.channel !== 'web' && tc.channel !== 'tui') {
-            await notices.notify(tc.ctx, { channel: tc.channel, chatId: tc.chatId, key: `approval:${approval.id}` }, text);
-          }
+          await notices.notify(tc.ctx, { channel: tc.channel, chatId: tc.chatId ?? null, key: `approval:${approval.id}`, sessionId: tc.sessionId, level: 'warn' }, text);
         },
       }),
   };

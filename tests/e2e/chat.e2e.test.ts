@@ -76,21 +76,22 @@ describe('chat over GraphQL with live replies', () => {
     const session = dataOf(await owner.http<SendResult, unknown>(SEND, { input: { text: '/status' } })).sendMessage.sessionId;
     const reply = 'one two three four five six seven eight nine ten';
     model.enqueue({ text: reply, chunks: 10, chunkDelayMs: 60 } as never);
-    const early = new EventCollector(owner.wsClient(), session, 0);
-    await early.waitFor((es) => es.some((e) => e.__typename === 'Notice'));
-    const baseSeq = Math.max(...early.events.map((e) => e.seq));
-    early.stop();
-    const first = new EventCollector(owner.wsClient(), session, baseSeq);
-    await owner.http(SEND, { input: { text: 'count to ten' } });
-    await first.waitFor((es) => es.filter((e) => e.__typename === 'ReplyDelta').length >= 2);
+    // Everything kept for the session so far (earlier turns), then the new turn's events after it.
+    const first = new EventCollector(owner.wsClient(), session, 0);
+    const sent = dataOf(await owner.http<SendResult, unknown>(SEND, { input: { text: 'count to ten' } })).sendMessage;
+    const started = (es: typeof first.events) => es.find((e) => e.__typename === 'TurnStarted' && (e.messageIds as string[]).includes(sent.messageId!));
+    const turnDeltas = (es: typeof first.events) => es.filter((e) => e.__typename === 'ReplyDelta' && e.turnId === started(es)?.turnId);
+    await first.waitFor((es) => turnDeltas(es).length >= 2);
     first.stop();
     const lastSeen = Math.max(...first.events.map((e) => e.seq));
     const second = new EventCollector(owner.wsClient(), session, lastSeen);
-    await second.waitFor((es) => es.some((e) => e.__typename === 'TurnFinished'));
+    const turnId = started(first.events)!.turnId;
+    await second.waitFor((es) => es.some((e) => e.__typename === 'TurnFinished' && e.turnId === turnId));
     second.stop();
-    const deltas = [...first.events, ...second.events].filter((e) => e.__typename === 'ReplyDelta');
+    const all = [...first.events, ...second.events];
+    const deltas = all.filter((e) => e.__typename === 'ReplyDelta' && e.turnId === turnId);
     expect(deltas.map((d) => d.text).join('')).toBe(reply);
-    expect(new Set([...first.events, ...second.events].map((e) => e.seq)).size).toBe(first.events.length + second.events.length);
+    expect(new Set(all.map((e) => e.seq)).size).toBe(all.length);
   });
 });
 

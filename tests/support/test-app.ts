@@ -65,7 +65,10 @@ export async function startTestApp(options: TestAppOptions = {}): Promise<TestAp
   const logs = new LogCapture();
   const app = await App.create({ config, logDestination: logs, clock: options.clock });
   const url = await app.listen();
-  if (options.workers !== false && app.chat) await app.startWorkers();
+  if (options.workers !== false && app.chat) {
+    await app.startWorkers();
+    await app.startChannels();
+  }
   const ownerToken = readFileSync(path.join(dataDir, 'owner.token'), 'utf8').trim();
   return {
     app,

@@ -13,6 +13,7 @@ async function main(): Promise<void> {
   const app = await App.create({ config, logDestination: process.stderr });
   if (process.env.RECORDER_URL) app.chat!.channels.register(new RecorderTransport('telegram', process.env.RECORDER_URL));
   await app.startWorkers();
+  await app.startChannels();
   process.stdout.write('ready\n');
   const stop = () => void app.dispose().then(() => process.exit(0));
   process.on('SIGTERM', stop);

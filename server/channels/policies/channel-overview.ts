@@ -21,10 +21,6 @@ export interface ChannelInfo {
 export interface ChannelOverviewDeps {
   registry: ChannelRegistry;
   settings: ChannelSettings;
-  /** `channels.web.enabled` and `channels.tui.enabled`. */
-  api: { web: { enabled: boolean }; tui: { enabled: boolean } };
-  /** Reported as `updatedAt` of web and TUI. @default the time the overview was built */
-  startedAt?: Date;
 }
 
 /**
@@ -34,21 +30,13 @@ export interface ChannelOverviewDeps {
  * `--role api` and `--role worker` split, ask the process that runs the channels.
  */
 export class ChannelOverview {
-  private readonly startedAt: Date;
-
-  constructor(private readonly deps: ChannelOverviewDeps) {
-    this.startedAt = deps.startedAt ?? new Date();
-  }
+  constructor(private readonly deps: ChannelOverviewDeps) {}
 
   /** Every channel, platform transports first (ADMIN and above). */
   async list(ctx: Ctx): Promise<ChannelInfo[]> {
     access.requireTrust(ctx, TrustLevel.ADMIN, 'channel status');
     const out: ChannelInfo[] = [];
     for (const status of this.deps.registry.statuses()) out.push(await this.describe(ctx, status));
-    for (const name of ['web', 'tui'] as const) {
-      const enabled = this.deps.api[name].enabled;
-      out.push({ name, enabled, state: enabled ? 'CONNECTED' : 'STOPPED', lastError: null, qr: null, updatedAt: this.startedAt });
-    }
     return out;
   }
 
@@ -80,7 +68,7 @@ export class ChannelOverview {
   private async describe(ctx: Ctx, status: ChannelStatus): Promise<ChannelInfo> {
     return {
       name: status.channel,
-      enabled: await this.deps.settings.isEnabled(ctx, channelPluginName(status.channel), null, true),
+      enabled: status.enabled ?? (await this.deps.settings.isEnabled(ctx, channelPluginName(status.channel), null, true)),
       state: status.state,
       lastError: status.lastError ?? null,
       qr: status.qr ?? null,

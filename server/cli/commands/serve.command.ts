@@ -1,5 +1,6 @@
 import type { Command } from 'commander';
 import { App } from '../../app';
+import { isRole } from '../../composition/roles';
 import { loadCliConfig } from '../cli-app';
 import type { CliRun } from '../cli-io';
 
@@ -13,7 +14,7 @@ export function registerServeCommand(program: Command, run: CliRun): void {
     .description('start the server (GraphQL on PORT, default 4000)')
     .option('--role <role>', 'all | api | worker', 'all')
     .action(async (opts: { role: string }) => {
-      if (!['all', 'api', 'worker'].includes(opts.role)) {
+      if (!isRole(opts.role)) {
         throw new Error(`--role must be all, api or worker; got "${opts.role}".`);
       }
       const config = loadCliConfig(run.io);
@@ -34,8 +35,7 @@ export function registerServeCommand(program: Command, run: CliRun): void {
       process.on('SIGINT', () => stop('SIGINT'));
       process.on('SIGTERM', () => stop('SIGTERM'));
       try {
-        if (opts.role !== 'worker') await app.listen();
-        if (opts.role !== 'api') await app.startWorkers();
+        await app.run(opts.role);
       } catch (err) {
         await app.dispose();
         throw err;

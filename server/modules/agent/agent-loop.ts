@@ -2,7 +2,7 @@ import { In } from 'typeorm';
 import { Ctx } from '../../common/ctx';
 import { TrustLevel, trustAtLeast } from '../../common/trust';
 import type { Db } from '../../persistence/db';
-import type { TurnRunner } from '../conversation/turn.service';
+import type { TurnExecutor } from '../conversation/turn.service';
 import { TurnAbortedError } from '../conversation/running-turns';
 import type { SessionEventPublisher } from '../events';
 import type { ChatMessage, ChatResult, ToolCall } from '../models/model-provider';
@@ -15,7 +15,7 @@ import type { TokenCounts, UsageService } from '../usage';
 import type { User, UserService } from '../users';
 import { NO_COMPACTOR, type AgentTools, type ChatPresence, type ExchangeListener, type MemoryRecall, type OutboundSender, type SkillSource, type TurnCompactor } from './agent.ports';
 import { loadHistory } from './history';
-import type { ModelCaller } from './model-caller';
+import type { ModelCaller } from '../models';
 import { buildPrompt } from './prompt-builder';
 import { parseTextToolCalls } from './tool-call-parser';
 import { describeModelFailure } from './model-failure';
@@ -65,7 +65,7 @@ function addUsage(a: TokenCounts, b: TokenCounts): TokenCounts {
  * deliver the reply. Aborts (`/stop`, interrupt) and model failures end the turn with a notice; the
  * session's next message works either way.
  */
-export class AgentLoop implements TurnRunner {
+export class AgentLoop implements TurnExecutor {
   constructor(
     private readonly deps: AgentLoopDeps,
     private readonly options: AgentLoopOptions,
@@ -295,7 +295,7 @@ export class AgentLoop implements TurnRunner {
       return saved;
     });
     await events.publish(session.id, { type: 'MessageAdded', messageId: reply.id, role: reply.role, content: reply.content });
-    if (session.chatId && session.channel !== 'web' && session.channel !== 'tui') {
+    if (session.chatId) {
       await this.deps.outbound.deliver(ctx, { sessionId: session.id, channel: session.channel, chatId: session.chatId, messageId: reply.id, text });
     }
     return reply;

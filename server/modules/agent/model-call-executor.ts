@@ -1,7 +1,7 @@
 import type { SessionEventPublisher } from '../events';
 import type { ChatResult, ModelRoute } from '../models';
 import { DeltaCoalescer } from './delta-coalescer';
-import type { ModelCallInput } from './model-caller';
+import type { ModelCallInput } from '../models';
 
 /**
  * Runs one model call on one route (what a `model-calls` job does): streams the text as ReplyDelta

@@ -34,7 +34,7 @@ export class ReplyRedelivery {
     let count = 0;
     for (const reply of replies) {
       const session = byId.get(reply.sessionId);
-      if (!session?.chatId || session.channel === 'web' || session.channel === 'tui') continue;
+      if (!session?.chatId) continue;
       await this.outbound.deliver(ctx, { sessionId: session.id, channel: session.channel, chatId: session.chatId, messageId: reply.id, text: reply.content });
       count += 1;
     }

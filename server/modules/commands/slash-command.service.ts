@@ -3,7 +3,7 @@ import { AppError } from '../../common/errors';
 import { TrustLevel, trustAtLeast } from '../../common/trust';
 import type { TurnScheduler } from '../conversation/turn-scheduler';
 import type { SessionEventPublisher } from '../events';
-import type { ModelCaller } from '../agent/model-caller';
+import type { ModelCaller } from '../models';
 import type { Session } from '../sessions/session.entity';
 import type { SessionLifecycleService } from '../sessions/session-lifecycle.service';
 import type { UsageService } from '../usage';

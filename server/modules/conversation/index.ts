@@ -1,3 +1,6 @@
-export { TurnService, type TurnTicket, type SubmitInput, type InboundImage, type TurnRunner, type QueueMode } from './turn.service';
+export { TurnService, type TurnTicket, type SubmitInput, type InboundImage, type TurnExecutor, type QueueMode } from './turn.service';
 export { RunningTurns, TurnAbortedError } from './running-turns';
-export type { TurnScheduler } from './turn-scheduler';
+export { TurnRunner, type DrainOutcome } from './turn-runner';
+export { TurnControl } from './turn-control';
+export { withSessionLock, type SessionLocks, type HeldSessionLock } from './session-locks';
+export type { TurnScheduler, TurnJobs, TurnAbortBus, AbortRequest } from './turn-scheduler';

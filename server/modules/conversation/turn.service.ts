@@ -35,8 +35,8 @@ export interface TurnTicket {
   reply?: string | null;
 }
 
-/** Runs one turn for a batch of inbound messages; the agent loop implements it. */
-export interface TurnRunner {
+/** Port: runs one turn for a batch of inbound messages; the agent loop implements it. */
+export interface TurnExecutor {
   runTurn(ctx: Ctx, session: Session, batch: Message[], turnId: string, signal: AbortSignal): Promise<void>;
 }
 
@@ -113,7 +113,7 @@ export class TurnService {
   }
 
   /** Drains a session by id; a session that no longer exists has nothing to drain. */
-  async drainSession(ctx: Ctx, sessionId: string, runner: TurnRunner, signal: AbortSignal): Promise<number> {
+  async drainSession(ctx: Ctx, sessionId: string, runner: TurnExecutor, signal: AbortSignal): Promise<number> {
     const session = await this.db.repo(ctx, Session).findOneBy({ id: sessionId });
     return session ? this.drain(ctx, session, runner, signal) : 0;
   }
@@ -122,7 +122,7 @@ export class TurnService {
    * Runs turns until the session has no pending message: one per message in `followup` and `interrupt`
    * modes, one for everything waiting in `collect` mode. Returns the number of turns run.
    */
-  async drain(ctx: Ctx, session: Session, runner: TurnRunner, signal: AbortSignal): Promise<number> {
+  async drain(ctx: Ctx, session: Session, runner: TurnExecutor, signal: AbortSignal): Promise<number> {
     let turns = 0;
     while (!signal.aborted) {
       const pending = await this.pending(ctx, session.id);

@@ -1,1 +1,2 @@
 export type { SessionEvent, SessionEventBody, SessionEventPublisher, SessionEventSource } from './session-event.types';
+export type { NoticeSender, NoticeTarget } from './notice-sender';

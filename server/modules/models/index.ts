@@ -55,3 +55,17 @@ export { MODEL_PRESETS, resolveProviderConfig, redactUrl, type PresetName, type 
 
 // Wire helpers for experts (text tool calls, request mapping)
 export { toolCallsAsText, contentAsText, toWireMessages, decodeBase64Embedding } from './openai-compatible/wire';
+
+// Calls through the model-calls queue
+export type { ModelCaller, ModelCallInput, ModelRouteInfo, CallPriority } from './model-caller';
+export {
+  ModelCallService,
+  ModelCallJobError,
+  parseWireModelError,
+  type ModelCallJob,
+  type ModelCallJobs,
+  type ModelExecutor,
+  type InteractiveMarks,
+  type ModelCallFailure,
+  type WireModelError,
+} from './model-call.service';

@@ -5,24 +5,15 @@ import { Ctx } from '../../common/ctx';
 import { ConflictError, UserInputError } from '../../common/errors';
 import { newId } from '../../common/ids';
 import type { Db } from '../../persistence/db';
-import type { CallPriority } from '../agent/model-caller';
-import type { TurnScheduler } from '../conversation/turn-scheduler';
-import type { SessionEventPublisher } from '../events';
+import type { CallPriority } from '../models';
+import type { NoticeSender, SessionEventPublisher } from '../events';
+import { withSessionLock, type SessionLocks, type TurnScheduler } from '../conversation';
 import { Message } from '../sessions/message.entity';
 import { Session } from '../sessions/session.entity';
 import { successorOf } from '../sessions/session-lifecycle.service';
 import { MessageRole, MessageStatus, SessionStatus } from '../sessions/session.types';
 import type { SummarizerService } from './summarizer.service';
 
-/** Port: sends a one-off line to a platform chat (the outbound queue). */
-export interface ChatNotifier {
-  notify(ctx: Ctx, target: { channel: string; chatId: string; key: string }, text: string): Promise<void>;
-}
-
-/** Port: runs `fn` holding the session's turn lock, so no turn of the session runs meanwhile; null when a turn holds it. */
-export interface SessionLock {
-  tryRun<T>(sessionId: string, fn: () => Promise<T>): Promise<{ value: T } | null>;
-}
 
 /** Why a session is compacted; also the `reason` of its SessionRotated event. */
 export type CompactionReason = 'compact' | 'context-threshold' | 'context-length';
@@ -87,8 +78,8 @@ export class CompactionService {
     private readonly summarizer: SummarizerService,
     private readonly events: SessionEventPublisher,
     private readonly scheduler: TurnScheduler,
-    private readonly notifier: ChatNotifier,
-    private readonly lock: SessionLock,
+    private readonly notifier: NoticeSender,
+    private readonly locks: SessionLocks,
     private readonly options: { keepTurns: () => number },
     private readonly clock: Clock = SYSTEM_CLOCK,
   ) {}
@@ -175,7 +166,7 @@ export class CompactionService {
     if (instructions && instructions.length > MAX_COMPACT_INSTRUCTIONS) {
       throw new UserInputError(`instructions must be at most ${MAX_COMPACT_INSTRUCTIONS} characters.`, 'instructions');
     }
-    const out = await this.lock.tryRun(session.id, async () => {
+    const out = await withSessionLock(this.locks, session.id, async () => {
       const current = await this.db.repo(ctx, Session).findOneByOrFail({ id: session.id });
       return this.compact(ctx, current, { reason: 'compact', instructions, priority: 'interactive', notice });
     });
@@ -190,10 +181,7 @@ export class CompactionService {
   }
 
   private async tell(ctx: Ctx, previous: Session, next: Session, text: string): Promise<void> {
-    await this.events.publish(previous.id, { type: 'Notice', level: 'info', text });
-    if (previous.chatId && previous.channel !== 'web' && previous.channel !== 'tui') {
-      await this.notifier.notify(ctx, { channel: previous.channel, chatId: previous.chatId, key: `compaction:${next.id}` }, text);
-    }
+    await this.notifier.notify(ctx, { channel: previous.channel, chatId: previous.chatId, key: `compaction:${next.id}`, sessionId: previous.id }, text);
   }
 }
 

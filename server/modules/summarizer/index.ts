@@ -11,8 +11,6 @@ export {
   type CompactOptions,
   type CompactionResult,
   type CompactionReason,
-  type ChatNotifier,
-  type SessionLock,
 } from './compaction.service';
 export { CompactionValve } from './compaction-valve';
 export { registerSummaryCommands } from './summary-commands';

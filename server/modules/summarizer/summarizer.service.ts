@@ -1,7 +1,7 @@
 import { Between, In, Not } from 'typeorm';
 import type { Ctx } from '../../common/ctx';
 import type { Db } from '../../persistence/db';
-import type { CallPriority, ModelCaller } from '../agent/model-caller';
+import type { CallPriority, ModelCaller } from '../models';
 import { Memory, MemoryScope, MemoryType, type CreateMemoryInput } from '../memory';
 import { Image } from '../sessions/image.entity';
 import { Message } from '../sessions/message.entity';

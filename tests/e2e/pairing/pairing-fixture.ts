@@ -137,9 +137,9 @@ export class PairingGraphQL {
 
   static async create(app: App, registry: ChannelRegistry | null = app.chat?.channels ?? null): Promise<PairingGraphQL> {
     const s = app.services;
-    const overview = registry ? new ChannelOverview({ registry, settings: s.plugins, api: app.config.channels }) : null;
+    const overview = registry ? new ChannelOverview({ registry, settings: s.plugins }) : null;
     const instances = new Map<Function, object>([
-      [PairingResolver, new PairingResolver(new PairingService(app.db, s.audit, s.users, app.chat?.outbound ?? null))],
+      [PairingResolver, new PairingResolver(new PairingService(app.db, s.audit, s.users, app.chat?.delivery ?? null))],
       [AdminResolver, new AdminResolver(s.plugins, s.audit, app.config.graphql.max_page_size)],
     ]);
     if (overview) instances.set(ChannelResolver, new ChannelResolver(overview));

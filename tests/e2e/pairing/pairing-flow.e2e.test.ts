@@ -258,9 +258,8 @@ describe('pairing and sender policies', () => {
         logger: t.app.logger,
         db: t.app.db,
         users: t.app.services.users,
-        audit: t.app.services.audit,
         redis: t.app.redis!.create('pairing-test'),
-        notices: chat.outbound,
+        pairing: chat.pairing,
       }).get('telegram')!;
     try {
       chat.setPolicy('telegram', policiesFor({ dm_policy: 'allowlist', allow_from: ['telegram:2001', '2002'] }));

@@ -54,7 +54,7 @@ describe('outbound delivery order', () => {
   });
 
   const notify = (chatId: string, key: string, text: string) =>
-    t.app.chat!.outbound.notify(t.app.systemCtx('test'), { channel: 'telegram', chatId, key }, text);
+    t.app.chat!.delivery.notify(t.app.systemCtx('test'), { channel: 'telegram', chatId, key }, text);
 
   it('keeps the order of each chat while chats are served in parallel', async () => {
     const chats = ['chat-a', 'chat-b', 'chat-c'];

@@ -1,7 +1,7 @@
 import { startTestApp, type TestApp } from '../../support/test-app';
 import { FakeOpenAIServer, type RecordedRequest } from '../../support/fakes/fake-openai-server';
 import { createUserWithToken, eventually, send } from '../../support/chat-helpers';
-import type { CallPriority, ModelCallInput } from '../../../server/modules/agent/model-caller';
+import type { CallPriority, ModelCallInput } from '../../../server/modules/models';
 import { Message, MessageRole } from '../../../server/modules/sessions';
 import { lastUserText, preciseNow } from './pipeline-helpers';
 
@@ -33,7 +33,7 @@ describe('model-calls priorities (max_concurrency 1)', () => {
   });
 
   it('runs interactive calls first, then heartbeat, then summarizer, one at a time, after the grace', async () => {
-    const queue = t.app.chat!.modelQueue;
+    const queue = t.app.chat!.models;
     const ctx = t.app.systemCtx('priority-test');
     // When each call was handed to the queue (the agent's calls too), to know when an interactive call was waiting.
     const enqueuedAt = new Map<string, number>();

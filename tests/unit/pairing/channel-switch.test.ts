@@ -103,7 +103,7 @@ describe('ChannelOverview', () => {
   it('watch yields status changes in order, checks ADMIN at once, and unsubscribes on return()', async () => {
     const registry = new ChannelRegistry(logger);
     registry.register(transport('telegram'));
-    const overview = new ChannelOverview({ registry, settings: { isEnabled: async () => true }, api: { web: { enabled: true }, tui: { enabled: true } } });
+    const overview = new ChannelOverview({ registry, settings: { isEnabled: async () => true } });
     expect(() => overview.watch(member)).toThrow('ADMIN trust or higher is required for channel status.');
     const events = overview.watch(admin);
     registry.emitStatus({ channel: 'telegram', state: 'STARTING', updatedAt: new Date(1) });

@@ -1,7 +1,7 @@
 import type { Ctx } from '../../common/ctx';
-import type { ChatMessage, ChatResult, ToolSpec } from '../models/model-provider';
+import type { ChatMessage, ChatResult, ToolSpec } from './model-provider';
+import type { ModelRole } from './model-router';
 
-export type ModelRole = 'main' | 'summarizer' | 'heartbeat' | 'embeddings';
 /** Interactive calls (main agent, tool loop) go before heartbeat calls, which go before summarizer calls. */
 export type CallPriority = 'interactive' | 'heartbeat' | 'summarizer';
 
@@ -29,8 +29,8 @@ export interface ModelRouteInfo {
 }
 
 /**
- * Port: calls a model through the per-provider `model-calls` queue (priorities, concurrency, retries,
- * fallbacks). The BullMQ implementation lives in jobs/.
+ * Calls a model through the per-provider `model-calls` queue (priorities, concurrency, retries,
+ * fallbacks); `ModelCallService` implements it.
  */
 export interface ModelCaller {
   call(ctx: Ctx, input: ModelCallInput, signal?: AbortSignal): Promise<ChatResult>;

@@ -1,0 +1,52 @@
+import { DelayedError, Queue, Worker, type Job, type WorkerOptions } from 'bullmq';
+import type { Redis } from 'ioredis';
+import type { Logger } from '../server/common/logger';
+import type { JobData, JobName, JobResult } from './queues';
+
+/** Where and how this process's queues and workers connect. */
+export interface QueueEnv {
+  /** Key prefix of the deployment (`redis.prefix`); BullMQ keys live under `<prefix>:bull`. */
+  prefix: string;
+  /** Shared connection for producers. */
+  redis: Redis;
+  /** Makes a dedicated connection (each worker needs its own). */
+  connect: (name: string) => Redis;
+  lockMs: number;
+  stalledIntervalMs: number;
+  logger: Logger;
+}
+
+export function makeQueue(env: QueueEnv, name: string): Queue {
+  return new Queue(name, { connection: env.redis, prefix: `${env.prefix}:bull` });
+}
+
+export type Processor<N extends JobName> = (job: Job<JobData<N>>, token: string | undefined, signal: AbortSignal) => Promise<JobResult<N>>;
+
+/** A worker with the deployment's lock and stall settings; resolves once it is connected. */
+export async function makeWorker<N extends JobName>(
+  env: QueueEnv,
+  queue: string,
+  processor: Processor<N>,
+  options: Partial<WorkerOptions> & { concurrency: number },
+): Promise<Worker> {
+  const worker = new Worker<JobData<N>, JobResult<N>>(
+    queue,
+    (job, token, signal) => processor(job, token, signal ?? new AbortController().signal),
+    {
+      connection: env.connect(`worker-${queue}`),
+      prefix: `${env.prefix}:bull`,
+      lockDuration: env.lockMs,
+      stalledInterval: env.stalledIntervalMs,
+      ...options,
+    },
+  );
+  worker.on('error', (err) => env.logger.error({ err, queue }, 'queue worker error'));
+  await worker.waitUntilReady();
+  return worker;
+}
+
+/** Puts the job back to wait until `at` (ms epoch); BullMQ then expects the processor to throw this. */
+export async function delayJob(job: Job, token: string | undefined, at: number): Promise<never> {
+  await job.moveToDelayed(at, token);
+  throw new DelayedError();
+}

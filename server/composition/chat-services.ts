@@ -1,0 +1,212 @@
+import type { AppConfig } from '../config';
+import { SYSTEM_CLOCK, type Clock } from '../common/clock';
+import type { Logger } from '../common/logger';
+import type { SecretRedactor } from '../common/secret-redactor';
+import type { Db } from '../persistence/db';
+import type { RedisConnections } from '../redis/redis-connections';
+import { RedisSessionEvents } from '../redis/redis-session-events';
+import { RedisSessionLocks } from '../redis/redis-session-locks';
+import { RedisTurnAborts } from '../redis/redis-turn-aborts';
+import { RedisInteractiveMarks } from '../redis/redis-interactive-marks';
+import { RedisMailbox } from '../redis/redis-mailbox';
+import { ChannelRegistry } from '../channels/channel-registry';
+import { DeliveryService } from '../channels/delivery';
+import { ChannelOverview } from '../channels/policies/channel-overview';
+import { WebChannel } from '../channels/web/web-channel';
+import type { SenderPolicy } from '../channels/inbound-pipeline';
+import { AgentLoop, ModelCallExecutor, NO_MEMORIES, NO_SKILLS } from '../modules/agent';
+import type { AuditService } from '../modules/audit';
+import { SlashCommandService } from '../modules/commands';
+import { RunningTurns, TurnControl, TurnRunner, TurnService } from '../modules/conversation';
+import { HousekeepingService } from '../modules/maintenance';
+import type { MemoryService } from '../modules/memory';
+import { estimateMessages, ModelCallService, ModelRouter } from '../modules/models';
+import { PairingService, registerPairingCommands } from '../modules/pairing';
+import type { PluginSettingService } from '../modules/plugins';
+import { SessionLifecycleService, SessionMaintenanceService, type SessionService } from '../modules/sessions';
+import { AutoSummarizer, CompactionService, CompactionValve, registerSummaryCommands, SummarizerService } from '../modules/summarizer';
+import { UsageService } from '../modules/usage';
+import type { UserService } from '../modules/users';
+import type { QueueEnv } from '../../jobs/bull';
+import { deliveryJobs } from '../../jobs/outbound';
+import { maintenanceJobs } from '../../jobs/maintenance';
+import { ModelCallQueues } from '../../jobs/model-calls';
+import { summaryJobs } from '../../jobs/summarizer';
+import { turnJobs } from '../../jobs/turns';
+import type { MemoryLayer } from './memory-layer';
+import { createToolLayer, type ToolLayer } from './tool-layer';
+import { createChannelTransports } from './channel-transports';
+import { createInboundPipeline } from './inbound-layer';
+
+export interface ChatDeps {
+  config: AppConfig;
+  logger: Logger;
+  redactor: SecretRedactor;
+  db: Db;
+  redis: RedisConnections;
+  users: UserService;
+  sessions: SessionService;
+  audit: AuditService;
+  plugins: PluginSettingService;
+  memories: MemoryService;
+  /** Recall, memory tools and /memories; without it the agent recalls nothing. */
+  memory?: MemoryLayer;
+  /** A model router built around a test provider. @default from `config.ai` */
+  router?: ModelRouter;
+  /** Time for session resets and retention; tests move it forward. @default SYSTEM_CLOCK */
+  clock?: Clock;
+}
+
+/** How often the maintenance job runs (retention, overdue approvals). */
+const MAINTENANCE_EVERY_MS = 3_600_000;
+
+/** Everything that answers messages, built once per process. */
+export interface ChatServices {
+  queueEnv: QueueEnv;
+  router: ModelRouter;
+  events: RedisSessionEvents;
+  lifecycle: SessionLifecycleService;
+  usage: UsageService;
+  running: RunningTurns;
+  turnControl: TurnControl;
+  turnRunner: TurnRunner;
+  turns: TurnService;
+  models: ModelCallService;
+  modelQueues: ModelCallQueues;
+  channels: ChannelRegistry;
+  delivery: DeliveryService;
+  tools: ToolLayer;
+  agent: AgentLoop;
+  commands: SlashCommandService;
+  pipeline: ReturnType<typeof createInboundPipeline>['pipeline'];
+  web: WebChannel;
+  pairing: PairingService;
+  overview: ChannelOverview;
+  sessionMaintenance: SessionMaintenanceService;
+  housekeeping: HousekeepingService;
+  maintenance: ReturnType<typeof maintenanceJobs>;
+  summarizer: SummarizerService;
+  compaction: CompactionService;
+  /** Sets the unknown-sender policy of a channel (pairing, open, allowlist, disabled). */
+  setPolicy(channel: string, policy: SenderPolicy): void;
+  /** Closes the queue producers and the model router. */
+  close(): Promise<void>;
+}
+
+/**
+ * Builds the chat services of a process: every service once, each port wired to its adapter (BullMQ
+ * queues from jobs/, Redis locks, mailboxes and pub/sub from server/redis/).
+ */
+export async function buildChatServices(deps: ChatDeps): Promise<ChatServices> {
+  const { config, logger, redis, db } = deps;
+  const prefix = config.redis.prefix;
+  const q = config.queues;
+  const main = redis.create('chat');
+  const eventsSub = redis.create('events-sub');
+  await redis.waitReady();
+  const queueEnv: QueueEnv = { prefix, redis: main, connect: (name) => redis.create(name), lockMs: q.turn_lock_ms, stalledIntervalMs: q.stalled_interval_ms, logger: logger.child({ module: 'queues' }) };
+  const router =
+    deps.router ?? (await ModelRouter.fromConfig(config.ai, { logger: logger.child({ module: 'models' }), redactor: deps.redactor, sensitiveLogs: config.log.sensitive }));
+  deps.memory?.useEmbeddings(router);
+  const clock = deps.clock ?? SYSTEM_CLOCK;
+  const events = new RedisSessionEvents(main, eventsSub, logger.child({ module: 'events' }), { prefix });
+  const lifecycle = new SessionLifecycleService(db, clock);
+  const usage = new UsageService(db);
+  const running = new RunningTurns();
+  const locks = new RedisSessionLocks(main, prefix, q.turn_lock_ms);
+  const turnQueue = turnJobs(queueEnv);
+  const turnControl = new TurnControl(turnQueue, new RedisTurnAborts(main, () => redis.create('turn-abort-sub'), prefix, logger), locks);
+  const modelQueues = new ModelCallQueues(queueEnv, router, config.ai.max_retries);
+  await modelQueues.init();
+  const modelLog = logger.child({ module: 'model-calls' });
+  const models = new ModelCallService(
+    router,
+    { jobs: modelQueues, executor: new ModelCallExecutor(events), marks: new RedisInteractiveMarks(main, prefix, config.ai.background_grace_ms) },
+    { backgroundGraceMs: config.ai.background_grace_ms, onFallback: (from, err) => modelLog.warn({ from, err }, 'model call failed; trying the fallback') },
+  );
+  const channels = new ChannelRegistry(logger.child({ module: 'channels' }));
+  const outboundQueue = deliveryJobs(queueEnv, q.outbound_attempts);
+  const delivery = new DeliveryService(
+    { channels, mailbox: new RedisMailbox(main, prefix, q.turn_lock_ms), jobs: outboundQueue, events, logger: logger.child({ module: 'outbound' }) },
+    { attempts: q.outbound_attempts },
+  );
+  const tools = createToolLayer({ config, db, audit: deps.audit, plugins: deps.plugins, users: deps.users, notices: delivery, extraTools: deps.memory?.tools() });
+  const summaryQueue = summaryJobs(queueEnv);
+  const summarizer = new SummarizerService(db, models, deps.memories, deps.users, usage);
+  const compaction = new CompactionService(db, summarizer, events, turnControl, delivery, locks, { keepTurns: () => config.session.compact_keep_turns }, clock);
+  const turns = new TurnService(db, turnControl, events, running, () => config.session.queue_mode);
+  const agent = new AgentLoop(
+    {
+      db,
+      users: deps.users,
+      lifecycle,
+      events,
+      models,
+      tools: tools.agentTools,
+      memory: deps.memory?.recall ?? NO_MEMORIES,
+      skills: NO_SKILLS,
+      outbound: delivery,
+      usage,
+      exchange: new AutoSummarizer(summaryQueue, () => config.session.summarizer_mode),
+      compactor: new CompactionValve(compaction, db, () => config.session.compact_threshold),
+      presence: channels,
+    },
+    { systemPrompt: config.ai.system_prompt, maxIterations: config.ai.max_iterations, historyMessages: config.session.history_turns * 2, estimate: estimateMessages },
+  );
+  const pairing = new PairingService(db, deps.audit, deps.users, delivery);
+  const commands = new SlashCommandService({
+    users: deps.users,
+    scheduler: turnControl,
+    lifecycle,
+    events,
+    usage,
+    models,
+    tools: tools.agentTools,
+    approvals: tools.commandApprovals,
+    pendingMessages: async (ctx, sessionId) => (await turns.pending(ctx, sessionId)).length,
+  });
+  registerSummaryCommands(commands, { compaction });
+  deps.memory?.registerCommands(commands);
+  registerPairingCommands(commands, { pairing, users: deps.users });
+  const { pipeline, policies } = createInboundPipeline({ config, logger, db, redis: main, users: deps.users, audit: deps.audit, pairing, lifecycle, turns, commands, events, notices: delivery, clock });
+  const web = new WebChannel(pipeline, deps.users, deps.sessions, (channel) => config.channels[channel].enabled);
+  const sessionMaintenance = new SessionMaintenanceService(db, deps.sessions, turnControl, events, clock);
+  const housekeeping = new HousekeepingService({ sessions: sessionMaintenance, approvals: tools.approvals, retentionDays: () => config.session.retention_days });
+  const maintenance = maintenanceJobs(queueEnv, MAINTENANCE_EVERY_MS);
+  for (const transport of createChannelTransports({ config, logger, redactor: deps.redactor, onStatus: (t) => channels.emitStatus(t.status()) })) {
+    channels.register(transport);
+  }
+  const overview = new ChannelOverview({ registry: channels, settings: deps.plugins });
+  return {
+    queueEnv,
+    router,
+    events,
+    lifecycle,
+    usage,
+    running,
+    turnControl,
+    turnRunner: new TurnRunner(turns, agent, locks),
+    turns,
+    models,
+    modelQueues,
+    channels,
+    delivery,
+    tools,
+    agent,
+    commands,
+    pipeline,
+    web,
+    pairing,
+    overview,
+    sessionMaintenance,
+    housekeeping,
+    maintenance,
+    summarizer,
+    compaction,
+    setPolicy: (channel, policy) => void policies.set(channel, policy),
+    close: async () => {
+      for (const producer of [turnQueue, modelQueues, outboundQueue, maintenance, summaryQueue]) await producer.close();
+      await router.dispose();
+    },
+  };
+}

@@ -1,0 +1,72 @@
+import type { AppConfig } from '../config';
+import { Ctx } from '../common/ctx';
+import { DisposableStack } from '../common/disposable';
+import type { Logger } from '../common/logger';
+import type { Db } from '../persistence/db';
+import { ChannelSwitch } from '../channels/policies/channel-switch';
+import { ReplyRedelivery } from '../modules/agent';
+import type { PluginSettingService } from '../modules/plugins';
+import { startMaintenanceWorker } from '../../jobs/maintenance';
+import { startOutboundWorker } from '../../jobs/outbound';
+import { startSummarizerWorker } from '../../jobs/summarizer';
+import { startTurnWorker } from '../../jobs/turns';
+import type { ChatServices } from './chat-services';
+import type { MemoryLayer } from './memory-layer';
+
+/** Exchanges summarized at once per worker process (background work). */
+const SUMMARIZER_CONCURRENCY = 2;
+
+export interface WorkerDeps {
+  config: AppConfig;
+  logger: Logger;
+  db: Db;
+  memory?: MemoryLayer;
+}
+
+/**
+ * Runs the queue workers of this process (roles `all` and `worker`): turns, model calls, deliveries,
+ * summarizer, maintenance; then answers what a dead predecessor left pending. Returns the stack that
+ * stops them (turns first, so running turns stay pending for the next start).
+ */
+export async function startChatWorkers(chat: ChatServices, deps: WorkerDeps): Promise<DisposableStack> {
+  const { config, logger } = deps;
+  const env = chat.queueEnv;
+  const stack = new DisposableStack();
+  const stopAborts = await chat.turnControl.listen(chat.running, (req) => logger.info({ sessionId: req.sessionId, reason: req.reason }, 'turn aborted'));
+  const turnWorker = await startTurnWorker(env, chat.turnRunner, config.queues.turn_concurrency);
+  stack.add('turn worker', async () => {
+    chat.running.abortAll('shutdown');
+    await turnWorker.close();
+    await stopAborts();
+  });
+  stack.add('model workers', await chat.modelQueues.startWorkers(chat.models));
+  const outbound = await startOutboundWorker(env, chat.delivery, config.queues.outbound_concurrency);
+  stack.add('outbound worker', () => outbound.close());
+  const housekeeping = await startMaintenanceWorker(env, chat.housekeeping);
+  stack.add('maintenance worker', () => housekeeping.close());
+  const summarizer = await startSummarizerWorker(env, chat.summarizer, SUMMARIZER_CONCURRENCY);
+  stack.add('summarizer worker', () => summarizer.close());
+  await chat.maintenance.schedule();
+  await chat.turns.recoverPending(logger);
+  void deps.memory?.startBackground(Ctx.system(logger, 'memory'));
+  await new ReplyRedelivery(deps.db, chat.delivery).recover(Ctx.system(logger, 'redelivery'));
+  return stack;
+}
+
+/**
+ * Starts the channel transports of this process as their `channel:<name>` plugin settings say, and keeps
+ * following those settings. Independent of the worker role: the caller decides where channels run.
+ */
+export async function startChatChannels(chat: ChatServices, deps: { plugins: PluginSettingService; logger: Logger }): Promise<DisposableStack> {
+  const stack = new DisposableStack();
+  stack.add('channels', () => chat.channels.stopAll());
+  const channelSwitch = new ChannelSwitch({
+    registry: chat.channels,
+    settings: deps.plugins,
+    sink: (m) => chat.pipeline.handle(m).then(() => undefined),
+    logger: deps.logger.child({ module: 'channels' }),
+  });
+  await channelSwitch.start();
+  stack.add('channel switch', () => channelSwitch.stop());
+  return stack;
+}

@@ -1,0 +1,98 @@
+import { Ctx } from '../common/ctx';
+import type { ChannelOverview } from '../channels/policies/channel-overview';
+import type { WebChannel } from '../channels/web/web-channel';
+import type { AuditService } from '../modules/audit';
+import type { ApiTokenService } from '../modules/auth';
+import type { TurnScheduler } from '../modules/conversation';
+import type { SessionEventPublisher, SessionEventSource } from '../modules/events';
+import type { MemorySearchService, MemoryService } from '../modules/memory';
+import type { PairingService } from '../modules/pairing';
+import type { PluginSettingService } from '../modules/plugins';
+import type { QueueService } from '../modules/queues';
+import type { SessionLifecycleService, SessionMaintenanceService, SessionService } from '../modules/sessions';
+import type { CompactionService } from '../modules/summarizer';
+import type { ToolApprovalService, ToolRegistry } from '../modules/tools';
+import type { UsageService } from '../modules/usage';
+import type { UserService } from '../modules/users';
+import type { ResolverRegistry } from './build-schema';
+import type { GraphQLStreams } from './context';
+import { AdminResolver } from './resolvers/admin.resolver';
+import { ApiTokenResolver } from './resolvers/api-token.resolver';
+import { ChannelResolver } from './resolvers/channel.resolver';
+import { ChatResolver } from './resolvers/chat.resolver';
+import { MemoryResolver } from './resolvers/memory.resolver';
+import { PairingResolver } from './resolvers/pairing.resolver';
+import { QueueResolver } from './resolvers/queue.resolver';
+import { SessionResolver } from './resolvers/session.resolver';
+import { ToolResolver } from './resolvers/tool.resolver';
+import { UserResolver } from './resolvers/user.resolver';
+import { guardSubscription } from './subscription-guard';
+
+/** The services the API serves (the chat part is absent in processes without Redis). */
+export interface ApiServices {
+  users: UserService;
+  tokens: ApiTokenService;
+  sessions: SessionService;
+  memories: MemoryService;
+  memorySearch: MemorySearchService;
+  plugins: PluginSettingService;
+  audit: AuditService;
+  pairing: PairingService;
+  /** Queue inspection (needs Redis). */
+  queues: QueueService | null;
+  chat: {
+    web: WebChannel;
+    lifecycle: SessionLifecycleService;
+    turnControl: TurnScheduler;
+    events: SessionEventPublisher & SessionEventSource;
+    usage: UsageService;
+    compaction: CompactionService;
+    sessionMaintenance: SessionMaintenanceService;
+    tools: { registry: ToolRegistry; approvals: ToolApprovalService };
+    overview: ChannelOverview;
+  } | null;
+}
+
+/** Resolver instances for the schema, each built once from the process's services. */
+export function createResolverRegistry(s: ApiServices, maxPageSize: number): ResolverRegistry {
+  const registry: ResolverRegistry = new Map<Function, object>([
+    [UserResolver, new UserResolver(s.users, s.tokens, maxPageSize)],
+    [ApiTokenResolver, new ApiTokenResolver(s.tokens)],
+    [SessionResolver, new SessionResolver(s.sessions, maxPageSize)],
+    [MemoryResolver, new MemoryResolver(s.memories, maxPageSize, s.memorySearch)],
+    [AdminResolver, new AdminResolver(s.plugins, s.audit, maxPageSize)],
+    [PairingResolver, new PairingResolver(s.pairing)],
+  ]);
+  const chat = s.chat;
+  if (chat) {
+    registry.set(ChatResolver, new ChatResolver(chat.web, s.sessions, chat.lifecycle, chat.turnControl, chat.events, chat.usage, chat.compaction, chat.sessionMaintenance));
+    registry.set(ToolResolver, new ToolResolver(chat.tools.registry, chat.tools.approvals));
+    registry.set(ChannelResolver, new ChannelResolver(chat.overview));
+  }
+  if (s.queues) registry.set(QueueResolver, new QueueResolver(s.queues));
+  return registry;
+}
+
+/**
+ * The subscription sources: a session's events for whoever may read the session, re-checked every
+ * `recheckMs` (a revoked token or a lowered trust ends the stream), and channel status changes.
+ */
+export function createStreams(s: ApiServices, recheckMs: number): GraphQLStreams | undefined {
+  const chat = s.chat;
+  if (!chat) return undefined;
+  return {
+    sessionEvents: async (ctx, sessionId, afterSeq) => {
+      await s.sessions.getVisible(ctx, sessionId);
+      const stillAllowed = async () => {
+        const actor = ctx.actor;
+        if (actor.kind !== 'user' || !actor.tokenId) return false;
+        const user = await s.tokens.currentUser(ctx, actor.tokenId);
+        if (!user) return false;
+        await s.sessions.getVisible(new Ctx({ actor: { ...actor, trust: user.trust }, logger: ctx.logger, channel: ctx.channel }), sessionId);
+        return true;
+      };
+      return guardSubscription(chat.events.subscribe(sessionId, afterSeq), stillAllowed, recheckMs);
+    },
+    channelStatus: (ctx) => chat.overview.watch(ctx),
+  };
+}

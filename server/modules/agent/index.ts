@@ -1,0 +1,21 @@
+export { AgentLoop, type AgentLoopDeps, type AgentLoopOptions } from './agent-loop';
+export {
+  NO_MEMORIES,
+  NO_SKILLS,
+  NO_EXCHANGE_LISTENER,
+  NO_COMPACTOR,
+  type AgentTools,
+  type AgentToolContext,
+  type AgentToolOutcome,
+  type MemoryRecall,
+  type RecalledMemory,
+  type SkillSource,
+  type SkillText,
+  type OutboundRequest,
+  type OutboundSender,
+  type ExchangeListener,
+  type ChatPresence,
+  type TurnCompactor,
+} from './agent.ports';
+export { ModelCallExecutor, classifyAnswerStart, holdBackToolCallText } from './model-call-executor';
+export { ReplyRedelivery } from './reply-redelivery';

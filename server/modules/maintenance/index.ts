@@ -1,0 +1,1 @@
+export { HousekeepingService, type HousekeepingResult } from './housekeeping.service';

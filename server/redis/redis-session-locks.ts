@@ -1,0 +1,28 @@
+import type { Redis } from 'ioredis';
+import type { HeldSessionLock, SessionLocks } from '../modules/conversation';
+import { RedisLock } from './redis-lock';
+
+/** Session locks in Redis (`<prefix>:turn:lock:<sessionId>`), renewed while held. */
+export class RedisSessionLocks implements SessionLocks {
+  private readonly locks: RedisLock;
+
+  constructor(
+    redis: Redis,
+    private readonly prefix: string,
+    ttlMs: number,
+  ) {
+    this.locks = new RedisLock(redis, ttlMs);
+  }
+
+  key(sessionId: string): string {
+    return `${this.prefix}:turn:lock:${sessionId}`;
+  }
+
+  tryAcquire(sessionId: string): Promise<HeldSessionLock | null> {
+    return this.locks.tryAcquire(this.key(sessionId));
+  }
+
+  isHeld(sessionId: string): Promise<boolean> {
+    return this.locks.isHeld(this.key(sessionId));
+  }
+}
