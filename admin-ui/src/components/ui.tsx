@@ -1,6 +1,7 @@
 import { useEffect, useRef, useState, type ReactNode } from 'react';
 import type { GraphQLRequestError } from '../lib/graphql-client';
 import type { QueryState } from '../lib/use-graphql';
+import { applyTheme, storedTheme, type ThemeChoice } from '../lib/theme';
 
 export function PageHeader({ title, subtitle, actions }: { title: string; subtitle?: ReactNode; actions?: ReactNode }) {
   useEffect(() => {
@@ -132,20 +133,27 @@ export function ConfirmButton({ label, title, body, confirmLabel, onConfirm, dan
 }
 
 export function ThemeToggle() {
-  const [theme, setTheme] = useState<string>(() => localStorage.getItem('muninn.theme') ?? 'system');
-  useEffect(() => {
-    if (theme === 'system') document.documentElement.removeAttribute('data-theme');
-    else document.documentElement.setAttribute('data-theme', theme);
-    localStorage.setItem('muninn.theme', theme);
-  }, [theme]);
+  const [theme, setTheme] = useState<ThemeChoice>(storedTheme);
+  useEffect(() => applyTheme(theme), [theme]);
   return (
     <label className="field">
       Theme
-      <select value={theme} onChange={(e) => setTheme(e.target.value)} aria-label="Theme">
+      <select value={theme} onChange={(e) => setTheme(e.target.value as ThemeChoice)} aria-label="Theme">
         <option value="system">System</option>
         <option value="light">Light</option>
         <option value="dark">Dark</option>
       </select>
     </label>
+  );
+}
+
+/** A table header row; `{ label, num: true }` right-aligns a numeric column. */
+export function TableHead({ columns }: { columns: Array<string | { label: string; num: true }> }) {
+  return (
+    <thead>
+      <tr>
+        {columns.map((c, i) => (typeof c === 'string' ? <th key={i}>{c}</th> : <th key={i} className="num">{c.label}</th>))}
+      </tr>
+    </thead>
   );
 }

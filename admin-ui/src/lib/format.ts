@@ -28,3 +28,14 @@ export function download(name: string, text: string, type = 'application/x-ndjso
   a.click();
   setTimeout(() => URL.revokeObjectURL(url), 1000);
 }
+
+/** A job's failure reason; model-call failures are JSON with a `message`. */
+export function failureText(reason: string | null | undefined): string {
+  if (!reason) return 'failed';
+  try {
+    const parsed = JSON.parse(reason) as { message?: unknown };
+    return typeof parsed.message === 'string' ? parsed.message : reason;
+  } catch {
+    return reason;
+  }
+}

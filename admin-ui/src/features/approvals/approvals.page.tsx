@@ -2,7 +2,8 @@ import { useState } from 'react';
 import { DecideToolApprovalDocument, ToolApprovalsDocument, type ToolApprovalDecision, type ToolApprovalStatus } from '../../gql/graphql';
 import { useMutation, useQuery } from '../../lib/use-graphql';
 import { fmtAgo, fmtDate } from '../../lib/format';
-import { Badge, Card, Empty, ErrorBox, PageHeader, QueryView } from '../../components/ui';
+import { Badge, Card, Empty, ErrorBox, PageHeader, QueryView, TableHead } from '../../components/ui';
+import { DecisionButtons } from './decision-buttons';
 
 const STATUSES: Array<ToolApprovalStatus | ''> = ['PENDING', 'ALLOWED_ONCE', 'ALLOWED_ALWAYS', 'DENIED', 'EXPIRED', ''];
 
@@ -37,16 +38,7 @@ export function ApprovalsPage() {
           {(d) => (
             <div className="table-wrap">
               <table>
-                <thead>
-                  <tr>
-                    <th>Tool</th>
-                    <th>Arguments</th>
-                    <th>Status</th>
-                    <th>Asked</th>
-                    <th>Expires / decided</th>
-                    <th />
-                  </tr>
-                </thead>
+                <TableHead columns={['Tool', 'Arguments', 'Status', 'Asked', 'Expires / decided', '']} />
                 <tbody>
                   {d.toolApprovals.map((a) => (
                     <tr key={a.id} data-approval={a.id}>
@@ -64,17 +56,7 @@ export function ApprovalsPage() {
                       <td>{a.status === 'PENDING' ? fmtDate(a.expiresAt) : fmtDate(a.decidedAt)}</td>
                       <td>
                         {a.status === 'PENDING' ? (
-                          <div className="row">
-                            <button className="primary small" disabled={decide.busy} onClick={() => void go(a.id, 'ALLOW_ONCE')}>
-                              Allow once
-                            </button>
-                            <button className="small" disabled={decide.busy} onClick={() => void go(a.id, 'ALLOW_ALWAYS')}>
-                              Always
-                            </button>
-                            <button className="danger small" disabled={decide.busy} onClick={() => void go(a.id, 'DENY')}>
-                              Deny
-                            </button>
-                          </div>
+                          <DecisionButtons busy={decide.busy} onDecide={(d) => void go(a.id, d)} />
                         ) : null}
                       </td>
                     </tr>

@@ -2,7 +2,7 @@ import { useState, type FormEvent } from 'react';
 import { AuditLogDocument, UserChoicesDocument } from '../../gql/graphql';
 import { useQuery } from '../../lib/use-graphql';
 import { fmtDate } from '../../lib/format';
-import { Badge, Card, Empty, PageHeader, QueryView } from '../../components/ui';
+import { Badge, Card, Empty, PageHeader, QueryView, TableHead } from '../../components/ui';
 
 export function AuditPage() {
   const [actionText, setActionText] = useState('');
@@ -45,15 +45,7 @@ export function AuditPage() {
           {(d) => (
             <div className="table-wrap">
               <table aria-label="Audit log">
-                <thead>
-                  <tr>
-                    <th>When</th>
-                    <th>Action</th>
-                    <th>Actor</th>
-                    <th>Target</th>
-                    <th>Details</th>
-                  </tr>
-                </thead>
+                <TableHead columns={['When', 'Action', 'Actor', 'Target', 'Details']} />
                 <tbody>
                   {d.auditLog.edges.map(({ node: a }) => (
                     <tr key={a.id}>

@@ -2,6 +2,7 @@ import { useState } from 'react';
 import { DecideToolApprovalDocument, type ToolApprovalDecision } from '../../gql/graphql';
 import { useMutation } from '../../lib/use-graphql';
 import { ErrorBox } from '../../components/ui';
+import { DecisionButtons } from '../approvals/decision-buttons';
 
 /** An approval request inside the chat, decided in place (ADMIN and above; the server checks who may). */
 export function InlineApproval({ id, text, status: known }: { id: string; text: string; status: string | null }) {
@@ -18,17 +19,7 @@ export function InlineApproval({ id, text, status: known }: { id: string; text: 
       {status ? (
         <div className="small">Decided: {status}</div>
       ) : (
-        <div className="row">
-          <button className="primary small" disabled={decide.busy} onClick={() => void go('ALLOW_ONCE')}>
-            Allow once
-          </button>
-          <button className="small" disabled={decide.busy} onClick={() => void go('ALLOW_ALWAYS')}>
-            Always allow
-          </button>
-          <button className="danger small" disabled={decide.busy} onClick={() => void go('DENY')}>
-            Deny
-          </button>
-        </div>
+        <DecisionButtons busy={decide.busy} onDecide={(d) => void go(d)} />
       )}
       <ErrorBox error={decide.error} />
     </div>

@@ -1,7 +1,7 @@
 import { QueueDepthsDocument } from '../../gql/graphql';
 import { useQuery } from '../../lib/use-graphql';
 import { Link } from '../../lib/router';
-import { QueryView } from '../../components/ui';
+import { QueryView, TableHead } from '../../components/ui';
 
 /** Live queue depths (polled): waiting, running, delayed and failed jobs per queue. */
 export function QueueDepths() {
@@ -10,15 +10,7 @@ export function QueueDepths() {
     <QueryView q={q}>
       {(d) => (
         <table aria-label="Queue depths">
-          <thead>
-            <tr>
-              <th>Queue</th>
-              <th className="num">Waiting</th>
-              <th className="num">Running</th>
-              <th className="num">Delayed</th>
-              <th className="num">Failed</th>
-            </tr>
-          </thead>
+          <TableHead columns={['Queue', { label: 'Waiting', num: true }, { label: 'Running', num: true }, { label: 'Delayed', num: true }, { label: 'Failed', num: true }]} />
           <tbody>
             {d.queues.map((x) => (
               <tr key={x.name}>

@@ -1,17 +1,7 @@
 import { QueueJobsDocument } from '../../gql/graphql';
 import { useQuery } from '../../lib/use-graphql';
-import { fmtAgo } from '../../lib/format';
+import { failureText, fmtAgo } from '../../lib/format';
 import { Link } from '../../lib/router';
-
-function message(reason: string | null): string {
-  if (!reason) return 'failed';
-  try {
-    const parsed = JSON.parse(reason) as { message?: unknown };
-    return typeof parsed.message === 'string' ? parsed.message : reason;
-  } catch {
-    return reason;
-  }
-}
 
 /** The latest failed background jobs, newest first. */
 export function RecentErrors() {
@@ -24,7 +14,7 @@ export function RecentErrors() {
       {q.data && !jobs.length ? <p className="small muted">No failed jobs.</p> : null}
       {jobs.map((j) => (
         <div key={`${j.queue}:${j.id}`} className="small" style={{ padding: '4px 0', borderTop: '1px solid var(--border)', overflowWrap: 'anywhere' }}>
-          <span style={{ color: 'var(--danger)' }}>{message(j.failedReason)}</span>{' '}
+          <span style={{ color: 'var(--danger)' }}>{failureText(j.failedReason)}</span>{' '}
           <span className="muted">
             · <Link to="/queues">{j.queue}</Link> · {fmtAgo(j.finishedAt)}
           </span>

@@ -2,18 +2,8 @@ import { useState } from 'react';
 import { QueueJobsDocument, RemoveJobDocument, RetryJobDocument, type JobState } from '../../gql/graphql';
 import { useMutation, useQuery } from '../../lib/use-graphql';
 import { useRouter } from '../../lib/router';
-import { fmtAgo, fmtDate } from '../../lib/format';
-import { Badge, Card, ConfirmButton, Empty, ErrorBox, PageHeader, QueryView } from '../../components/ui';
-
-/** Failed reasons of model calls are JSON; show their message. */
-function reasonText(reason: string): string {
-  try {
-    const parsed = JSON.parse(reason) as { message?: unknown };
-    return typeof parsed.message === 'string' ? parsed.message : reason;
-  } catch {
-    return reason;
-  }
-}
+import { failureText, fmtAgo, fmtDate } from '../../lib/format';
+import { Badge, Card, ConfirmButton, Empty, ErrorBox, PageHeader, QueryView, TableHead } from '../../components/ui';
 
 const STATES: Array<[JobState, string, 'waiting' | 'prioritized' | 'active' | 'delayed' | 'waitingChildren' | 'paused' | 'failed' | 'completed']> = [
   ['FAILED', 'Failed', 'failed'],
@@ -71,17 +61,7 @@ export function QueuesPage() {
                 ) : (
                   <div className="table-wrap">
                     <table aria-label="Jobs">
-                      <thead>
-                        <tr>
-                          <th>Job</th>
-                          <th>Queue</th>
-                          <th className="num">Attempts</th>
-                          <th>Created</th>
-                          <th>Finished</th>
-                          <th>Reason</th>
-                          <th />
-                        </tr>
-                      </thead>
+                      <TableHead columns={['Job', 'Queue', { label: 'Attempts', num: true }, 'Created', 'Finished', 'Reason', '']} />
                       <tbody>
                         {jobs.map((j) => (
                           <tr key={`${j.queue}:${j.id}`} data-job={j.id}>
@@ -98,7 +78,7 @@ export function QueuesPage() {
                             <td title={fmtDate(j.createdAt)}>{fmtAgo(j.createdAt)}</td>
                             <td>{fmtDate(j.finishedAt)}</td>
                             <td className="small" style={{ maxWidth: 360, overflowWrap: 'anywhere' }}>
-                              {j.failedReason ? <span style={{ color: 'var(--danger)' }} title={j.failedReason}>{reasonText(j.failedReason)}</span> : <Badge value={j.state.toLowerCase()} />}
+                              {j.failedReason ? <span style={{ color: 'var(--danger)' }} title={j.failedReason}>{failureText(j.failedReason)}</span> : <Badge value={j.state.toLowerCase()} />}
                             </td>
                             <td>
                               <div className="row" style={{ flexWrap: 'nowrap' }}>

@@ -3,7 +3,7 @@ import { ChannelStatusLiveDocument, ChannelsDocument, SetPluginSettingDocument, 
 import { useAuth } from '../../lib/auth';
 import { useMutation, useQuery } from '../../lib/use-graphql';
 import { fmtAgo } from '../../lib/format';
-import { Badge, Card, Empty, ErrorBox, PageHeader, QueryView, Switch } from '../../components/ui';
+import { Badge, Card, Empty, ErrorBox, PageHeader, QueryView, Switch, TableHead } from '../../components/ui';
 import { QrCode } from './qr-code';
 
 const CHANNELS = ['web', 'tui', 'telegram', 'whatsapp'] as const;
@@ -31,15 +31,7 @@ export function ToolsPage() {
             {(d) => (
               <div className="table-wrap">
                 <table aria-label="Channels">
-                  <thead>
-                    <tr>
-                      <th>Channel</th>
-                      <th>State</th>
-                      <th>Last error</th>
-                      <th>Changed</th>
-                      <th>On</th>
-                    </tr>
-                  </thead>
+                  <TableHead columns={['Channel', 'State', 'Last error', 'Changed', 'On']} />
                   <tbody>
                     {d.channels.map((c) => (
                       <tr key={c.name}>

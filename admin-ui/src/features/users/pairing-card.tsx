@@ -1,7 +1,7 @@
 import { ApprovePairingDocument, DenyPairingDocument, PairingRequestsDocument } from '../../gql/graphql';
 import { useMutation, useQuery } from '../../lib/use-graphql';
 import { fmtAgo, fmtDate } from '../../lib/format';
-import { Card, Empty, ErrorBox, QueryView } from '../../components/ui';
+import { Card, Empty, ErrorBox, QueryView, TableHead } from '../../components/ui';
 
 /** Pending pairing requests of unknown senders: approve (they become MEMBER) or deny. */
 export function PairingCard({ onChanged }: { onChanged(): void }) {
@@ -16,15 +16,7 @@ export function PairingCard({ onChanged }: { onChanged(): void }) {
         {(d) => (
           <div className="table-wrap">
             <table aria-label="Pending pairing requests">
-              <thead>
-                <tr>
-                  <th>Code</th>
-                  <th>Sender</th>
-                  <th>Asked</th>
-                  <th>Expires</th>
-                  <th />
-                </tr>
-              </thead>
+              <TableHead columns={['Code', 'Sender', 'Asked', 'Expires', '']} />
               <tbody>
                 {d.pairingRequests.map((p) => (
                   <tr key={p.id}>

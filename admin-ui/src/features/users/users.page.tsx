@@ -3,7 +3,7 @@ import { CreateUserDocument, DeleteUserDocument, SetUserTrustDocument, UsersDocu
 import { useAuth } from '../../lib/auth';
 import { maxGrantable, TRUST_ORDER, trustAtLeast } from '../../lib/trust';
 import { useMutation, useQuery } from '../../lib/use-graphql';
-import { Badge, Card, ConfirmButton, Empty, ErrorBox, PageHeader, QueryView } from '../../components/ui';
+import { Badge, Card, ConfirmButton, Empty, ErrorBox, PageHeader, QueryView, TableHead } from '../../components/ui';
 import { PairingCard } from './pairing-card';
 import { TokensCard } from './tokens-card';
 
@@ -47,14 +47,7 @@ export function UsersPage() {
             {(d) => (
               <div className="table-wrap">
                 <table aria-label="Users">
-                  <thead>
-                    <tr>
-                      <th>User</th>
-                      <th>Identities</th>
-                      <th>Trust</th>
-                      <th />
-                    </tr>
-                  </thead>
+                  <TableHead columns={['User', 'Identities', 'Trust', '']} />
                   <tbody>
                     {d.users.edges.map(({ node: u }) => (
                       <tr key={u.id} className={selected === u.id ? 'selected' : ''} data-user={u.displayName}>
