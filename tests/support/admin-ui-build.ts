@@ -22,5 +22,10 @@ export function ensureAdminUiBuilt(): void {
   const index = path.join(ui, 'dist', 'index.html');
   const sources = Math.max(newestMtime(path.join(ui, 'src')), statSync(path.join(ui, 'index.html')).mtimeMs, statSync(path.join(ui, 'vite.config.ts')).mtimeMs);
   if (existsSync(index) && statSync(index).mtimeMs >= sources) return;
-  execFileSync(process.platform === 'win32' ? 'npm.cmd' : 'npm', ['run', '--silent', 'build', '-w', '@muninn/admin-ui'], { cwd: root, stdio: ['ignore', 'ignore', 'inherit'] });
+  try {
+    execFileSync(process.platform === 'win32' ? 'npm.cmd' : 'npm', ['run', '--silent', 'build', '-w', '@muninn/admin-ui'], { cwd: root, stdio: ['ignore', 'ignore', 'inherit'] });
+  } catch (err) {
+    // Only the browser tests need the build; they fail on their own (503 at /admin) with this hint.
+    console.error(`Building the admin UI failed (run \`npm ci\`, then \`npm run build:admin\`): ${(err as Error).message}`);
+  }
 }
