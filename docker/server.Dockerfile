@@ -3,11 +3,13 @@ FROM node:20-bookworm-slim AS build
 WORKDIR /app
 RUN apt-get update && apt-get install -y --no-install-recommends python3 make g++ && rm -rf /var/lib/apt/lists/*
 COPY package.json package-lock.json ./
+COPY admin-ui/package.json ./admin-ui/
 RUN npm ci --no-audit --no-fund
 COPY tsconfig.json tsconfig.build.json ./
 COPY server ./server
 COPY jobs ./jobs
 COPY scripts ./scripts
+COPY admin-ui ./admin-ui
 RUN npm run build && npm prune --omit=dev
 
 FROM node:20-bookworm-slim
@@ -15,6 +17,8 @@ WORKDIR /app
 ENV NODE_ENV=production MUNINN_DATA_DIR=/data PORT=4000
 COPY --from=build /app/node_modules ./node_modules
 COPY --from=build /app/dist ./dist
+COPY --from=build /app/admin-ui/dist ./admin-ui/dist
+COPY admin-ui/package.json ./admin-ui/
 COPY package.json ./
 COPY bin ./bin
 COPY schema ./schema

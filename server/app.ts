@@ -29,6 +29,8 @@ import { startChatChannels, startChatWorkers } from './composition/chat-workers'
 import { MemoryLayer } from './composition/memory-layer';
 import { ROLES, type Role } from './composition/roles';
 import { startHttpServer, type RunningHttpServer } from './http/http-server';
+import { QueueService } from './modules/queues';
+import { BullQueueInspector, queueNames } from '../jobs/queue-inspector';
 
 export interface AppOptions {
   config: AppConfig;
@@ -173,6 +175,7 @@ export class App {
       plugins: s.plugins,
       audit: s.audit,
       pairing: chat?.pairing ?? new PairingService(this.db, s.audit, s.users, null),
+      queues: chat && this.redis ? new QueueService(new BullQueueInspector(this.redis.create('queue-inspector'), `${this.config.redis.prefix}:bull`, queueNames(chat.router.providers().map((p) => p.name))), s.audit) : null,
       chat: chat && {
         web: chat.web,
         rotation: chat.rotation,

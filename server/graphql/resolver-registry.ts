@@ -8,6 +8,7 @@ import type { SessionEventSource } from '../modules/events';
 import type { MemorySearchService, MemoryService } from '../modules/memory';
 import type { PairingService } from '../modules/pairing';
 import type { PluginSettingService } from '../modules/plugins';
+import type { QueueService } from '../modules/queues';
 import type { SessionMaintenanceService, SessionService } from '../modules/sessions';
 import type { CompactionService } from '../modules/summarizer';
 import type { ToolApprovalService, ToolRegistry } from '../modules/tools';
@@ -21,6 +22,7 @@ import { ChannelResolver } from './resolvers/channel.resolver';
 import { ChatResolver } from './resolvers/chat.resolver';
 import { MemoryResolver } from './resolvers/memory.resolver';
 import { PairingResolver } from './resolvers/pairing.resolver';
+import { QueueResolver } from './resolvers/queue.resolver';
 import { SessionResolver } from './resolvers/session.resolver';
 import { ToolResolver } from './resolvers/tool.resolver';
 import { UserResolver } from './resolvers/user.resolver';
@@ -36,6 +38,8 @@ export interface ApiServices {
   plugins: PluginSettingService;
   audit: AuditService;
   pairing: PairingService;
+  /** Queue inspection (needs Redis). */
+  queues: QueueService | null;
   chat: {
     web: WebChannel;
     rotation: SessionRotation;
@@ -65,6 +69,7 @@ export function createResolverRegistry(s: ApiServices, maxPageSize: number): Res
     registry.set(ToolResolver, new ToolResolver(chat.tools.registry, chat.tools.approvals));
     registry.set(ChannelResolver, new ChannelResolver(chat.overview));
   }
+  if (s.queues) registry.set(QueueResolver, new QueueResolver(s.queues));
   return registry;
 }
 

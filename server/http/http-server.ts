@@ -13,6 +13,7 @@ import type { GraphQLContext } from '../graphql/context';
 import { EXPLORER_HTML } from '../graphql/explorer';
 import { createFormatError } from '../graphql/format-error';
 import type { QueryLimits } from '../graphql/limits';
+import { mountAdminUi } from './admin-ui';
 
 export interface HttpServerOptions {
   host: string;
@@ -186,6 +187,7 @@ export async function startHttpServer(options: HttpServerOptions): Promise<Runni
     if (!hook) return next();
     hook.handler(req, res);
   });
+  mountAdminUi(app, logger);
   app.use((_req, res) => {
     res.status(404).json(errorBody('Not found. GraphQL is served at /graphql.', 'NOT_FOUND'));
   });

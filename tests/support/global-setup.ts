@@ -3,6 +3,7 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
+import { ensureAdminUiBuilt } from './admin-ui-build';
 
 /**
  * Makes sure the suite has a Redis: TEST_REDIS_URL / REDIS_URL when set, else 127.0.0.1:6379 when it
@@ -30,6 +31,7 @@ function freePort(): Promise<number> {
 }
 
 export default async function globalSetup(): Promise<void> {
+  ensureAdminUiBuilt();
   if (process.env.TEST_REDIS_URL) return;
   if (process.env.REDIS_URL) {
     process.env.TEST_REDIS_URL = process.env.REDIS_URL;

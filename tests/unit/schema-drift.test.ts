@@ -80,20 +80,23 @@ function codegenInMemory(): Promise<Array<{ filename: string; content: string }>
   });
 }
 
-it('tests/support/graphql/generated.ts equals a fresh graphql-codegen run (run `npm run codegen`)', async () => {
+it('the tests\' and the admin UI\'s typed documents equal a fresh graphql-codegen run (run `npm run codegen`)', async () => {
   const files = await codegenInMemory();
-  expect(files.map((f) => f.filename)).toContain('tests/support/graphql/generated.ts');
-  for (const file of files) expect(file.content).toBe(read(file.filename));
+  expect(files.map((f) => f.filename)).toEqual(expect.arrayContaining(['tests/support/graphql/generated.ts', 'admin-ui/src/gql/graphql.ts']));
+  for (const file of files) expect({ file: file.filename, same: file.content === read(file.filename) }).toEqual({ file: file.filename, same: true });
 }, 60_000);
 
-it('every test document is valid against the committed schema', () => {
+function graphqlFiles(dir: string): string[] {
+  return readdirSync(path.join(root, dir), { recursive: true, encoding: 'utf8' })
+    .filter((f) => f.endsWith('.graphql'))
+    .map((f) => path.join(dir, f));
+}
+
+it('every test and admin UI document is valid against the committed schema', () => {
   const schema = buildSchema(read('schema/schema.graphql'));
-  const dir = path.join(root, 'tests/support/graphql/documents');
-  const files = readdirSync(dir);
-  for (const file of files.filter((f) => f.endsWith('.graphql'))) {
-    expect({
-      file,
-      errors: validate(schema, parse(readFileSync(path.join(dir, file), 'utf8'))).map((e) => e.message),
-    }).toEqual({ file, errors: [] });
+  const files = [...graphqlFiles('tests/support/graphql/documents'), ...graphqlFiles('admin-ui/src')];
+  expect(files.some((f) => f.startsWith('admin-ui'))).toBe(true);
+  for (const file of files) {
+    expect({ file, errors: validate(schema, parse(read(file))).map((e) => e.message) }).toEqual({ file, errors: [] });
   }
 });

@@ -89,6 +89,12 @@ export class UserResolver {
     return this.userService.linkIdentity(ctx, input.userId, input.channel, input.handle, input.displayName);
   }
 
+  @Authorized(TrustLevel.OWNER)
+  @Mutation(() => Boolean, { description: 'Deletes a user with their identities, tokens, sessions, messages, memories, beats and usage (OWNER). CONFLICT for yourself and the last OWNER.' })
+  deleteUser(@Arg('id', () => ID) id: string, @GqlCtx() { ctx }: GraphQLContext): Promise<boolean> {
+    return this.userService.delete(ctx, id);
+  }
+
   @FieldResolver(() => [Identity])
   identities(@Root() user: User, @GqlCtx() { loaders }: GraphQLContext): Promise<Identity[]> {
     return loaders.identitiesByUser.load(user.id);

@@ -104,6 +104,31 @@ export class UserService {
     });
   }
 
+  /**
+   * Deletes a user and their data (OWNER only, DESIGN §3): identities, tokens, sessions with messages and
+   * images, memories and beats go with the row (foreign keys cascade); usage rows and tool approvals are
+   * deleted, pairing requests keep their history without the link. The audit log keeps the entry. CONFLICT
+   * for yourself and the last OWNER.
+   */
+  async delete(ctx: Ctx, id: string): Promise<boolean> {
+    access.requireTrust(ctx, TrustLevel.OWNER, 'deleting users');
+    if (id === ctx.userId) throw new ConflictError('You cannot delete yourself; another OWNER can.');
+    return this.db.withTransaction(ctx, async (tx) => {
+      const user = await this.get(tx, id);
+      if (user.trust === TrustLevel.OWNER && (await this.db.repo(tx, User).countBy({ trust: TrustLevel.OWNER })) <= 1) {
+        throw new ConflictError('This is the last OWNER; make another user OWNER first.');
+      }
+      const manager = this.db.repo(tx, User).manager;
+      for (const table of ['usage', 'tool_approvals']) {
+        await manager.createQueryBuilder().delete().from(table).where('"userId" = :id', { id }).execute();
+      }
+      await manager.createQueryBuilder().update('pairing_requests').set({ userId: null }).where('"userId" = :id', { id }).execute();
+      await this.db.repo(tx, User).delete({ id });
+      await this.audit.record(tx, 'user.delete', { type: 'User', id }, { displayName: user.displayName, trust: user.trust });
+      return true;
+    });
+  }
+
   /** The user behind a channel handle, or null for an unknown sender. */
   async findByIdentity(ctx: Ctx, channel: string, handle: string): Promise<User | null> {
     const identity = await this.db.repo(ctx, Identity).findOneBy({ channel, handle });

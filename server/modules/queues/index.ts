@@ -1,0 +1,2 @@
+export { JobState, JOB_STATES, type QueueInspector, type QueueJobInfo } from './queue-inspector';
+export { QueueService, MAX_JOBS_LISTED } from './queue.service';
