@@ -1,13 +1,14 @@
 // ESLint flat config: typescript-eslint recommended, import cycles forbidden, layering enforced.
 import tseslint from 'typescript-eslint';
 import importX from 'eslint-plugin-import-x';
+import moduleBarrels from './scripts/eslint/module-barrels.mjs';
 
 export default tseslint.config(
   { ignores: ['dist/**', 'node_modules/**', 'data/**', 'tests/support/graphql/generated.ts', 'admin-ui/**', 'coverage/**'] },
   ...tseslint.configs.recommended,
   {
     files: ['**/*.ts'],
-    plugins: { 'import-x': importX },
+    plugins: { 'import-x': importX, muninn: { rules: { 'module-barrels': moduleBarrels } } },
     settings: { 'import-x/resolver': { node: { extensions: ['.ts', '.js'] } } },
     rules: {
       'import-x/no-cycle': ['error', { ignoreExternal: true }],
@@ -15,6 +16,11 @@ export default tseslint.config(
       '@typescript-eslint/no-unsafe-function-type': 'off',
       '@typescript-eslint/no-explicit-any': 'error',
     },
+  },
+  {
+    // Module surfaces: other code reaches a module only through its index.ts (unit tests may look inside).
+    files: ['server/**/*.ts', 'jobs/**/*.ts', 'scripts/**/*.ts'],
+    rules: { 'muninn/module-barrels': 'error' },
   },
   {
     // Layering (DESIGN §9): server/ never imports jobs/, except the composition root and the CLI.

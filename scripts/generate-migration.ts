@@ -9,6 +9,7 @@ import path from 'node:path';
 import { DataSource } from 'typeorm';
 import { loadConfig } from '../server/config';
 import { createDataSource } from '../server/persistence/data-source';
+import { ENTITIES } from '../server/entities';
 
 async function diff(ds: DataSource): Promise<{ up: string[]; down: string[] }> {
   await ds.initialize();
@@ -22,7 +23,7 @@ async function main(): Promise<void> {
   const name = process.argv[2];
   if (!name) throw new Error('usage: generate-migration <Name>');
   const dir = mkdtempSync(path.join(os.tmpdir(), 'muninn-gen-'));
-  const sqlite = await diff(createDataSource(loadConfig({ raw: { data_dir: dir }, env: {} })));
+  const sqlite = await diff(createDataSource(loadConfig({ raw: { data_dir: dir }, env: {} }), ENTITIES));
   rmSync(dir, { recursive: true, force: true });
   const pgUrl = process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
   const schema = `gen_${Date.now()}`;
@@ -30,7 +31,7 @@ async function main(): Promise<void> {
   await admin.initialize();
   await admin.query(`CREATE SCHEMA ${schema}`);
   const pgConfig = loadConfig({ raw: { data_dir: os.tmpdir(), database: { url: pgUrl } }, env: {} });
-  const pgDs = createDataSource(pgConfig);
+  const pgDs = createDataSource(pgConfig, ENTITIES);
   pgDs.setOptions({ schema } as never);
   const pg = await diff(pgDs);
   await admin.query(`DROP SCHEMA ${schema} CASCADE`);

@@ -11,6 +11,7 @@ import { SecretRedactor } from './common/secret-redactor';
 import { TrustLevel } from './common/trust';
 import { Db } from './persistence/db';
 import { openDatabase } from './persistence/data-source';
+import { ENTITIES } from './entities';
 import { ManagedRedis } from './redis/managed-redis';
 import { RedisConnections, safeRedisUrl } from './redis/redis-connections';
 import { AuditService } from './modules/audit';
@@ -85,7 +86,7 @@ export class App {
     const logger = createLogger({ level: config.log.level, destination: options.logDestination, redactor });
     const stack = new DisposableStack();
     try {
-      const { dataSource, applied } = await openDatabase(config);
+      const { dataSource, applied } = await openDatabase(config, ENTITIES);
       stack.add('database', () => dataSource.destroy());
       if (applied.length) logger.info({ migrations: applied }, 'applied database migrations');
       const db = new Db(dataSource);

@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import type { AppConfig } from '../config';
 import type { Db } from '../persistence/db';
 import type { NoticeSender } from '../modules/events';
-import type { AgentTools } from '../modules/agent/agent.ports';
+import type { AgentTools } from '../modules/agent';
 import type { AuditService } from '../modules/audit';
 import type { CommandApprovals, CommandTools } from '../modules/commands';
 import type { PluginSettingService } from '../modules/plugins';

@@ -4,7 +4,6 @@ import path from 'node:path';
 import * as sqliteVec from 'sqlite-vec';
 import { DataSource, type DataSourceOptions } from 'typeorm';
 import type { AppConfig } from '../config';
-import { ENTITIES } from './entities';
 import { MIGRATIONS } from './migrations';
 
 export type DatabaseKind = 'sqlite' | 'postgres';
@@ -23,9 +22,10 @@ export function sqliteFilePath(config: AppConfig): string {
  * Builds the TypeORM data source: SQLite (WAL, busy timeout, foreign keys) in the data folder, or
  * PostgreSQL when `database.url` is set. Schema changes only ever come from migrations.
  */
-export function createDataSource(config: AppConfig): DataSource {
+/** `entities`: the data model (server/entities.ts), so persistence imports no module. */
+export function createDataSource(config: AppConfig, entities: readonly Function[]): DataSource {
   const common = {
-    entities: [...ENTITIES],
+    entities: [...entities],
     migrations: [...MIGRATIONS],
     synchronize: false,
     migrationsRun: false,
@@ -60,8 +60,8 @@ export function createDataSource(config: AppConfig): DataSource {
 }
 
 /** Opens the data source and applies pending migrations; returns the names of the applied ones. */
-export async function openDatabase(config: AppConfig): Promise<{ dataSource: DataSource; applied: string[] }> {
-  const dataSource = createDataSource(config);
+export async function openDatabase(config: AppConfig, entities: readonly Function[]): Promise<{ dataSource: DataSource; applied: string[] }> {
+  const dataSource = createDataSource(config, entities);
   await dataSource.initialize();
   const applied = await dataSource.runMigrations({ transaction: 'each' });
   return { dataSource, applied: applied.map((m) => m.name) };

@@ -12,6 +12,7 @@ import type { DataSource } from 'typeorm';
 import { App } from '../../server/app';
 import { loadConfig, type AppConfig } from '../../server/config';
 import { openDatabase, pendingSchemaDiff } from '../../server/persistence/data-source';
+import { ENTITIES } from '../../server/entities';
 import { MIGRATIONS } from '../../server/persistence/migrations';
 import { dataOf } from '../support/graphql-client';
 import {
@@ -52,7 +53,7 @@ async function tablesOf(ds: DataSource): Promise<string[]> {
 
 /** Applies, checks, undoes and re-applies the migrations on a freshly opened, empty database. */
 async function migrationRoundTrip(config: AppConfig): Promise<void> {
-  const { dataSource, applied } = await openDatabase(config);
+  const { dataSource, applied } = await openDatabase(config, ENTITIES);
   try {
     expect(applied).toEqual(MIGRATION_NAMES);
     const expected = entityTables(dataSource);
@@ -94,7 +95,7 @@ async function migrationRoundTrip(config: AppConfig): Promise<void> {
     await dataSource.destroy();
   }
   // A second open applies nothing.
-  const reopened = await openDatabase(config);
+  const reopened = await openDatabase(config, ENTITIES);
   expect(reopened.applied).toEqual([]);
   await reopened.dataSource.destroy();
 }

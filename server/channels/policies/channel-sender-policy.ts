@@ -182,34 +182,15 @@ export class ChannelSenderPolicy implements SenderPolicy {
     }
   }
 
-  /**
-   * A new user for the sender with the identity linked, as the system (the sender has no trust yet).
-   * A concurrent first message from the same sender (another process) may win the race: then the
-   * identity exists and its user is returned.
-   */
-  private async createUser(ctx: Ctx, message: InboundMessage, trust: TrustLevel): Promise<User> {
-    const { db, users } = this.deps;
-    const { handle } = message.sender;
-    const displayName = (message.sender.displayName?.trim() || `${this.channel} ${handle}`).slice(0, 200);
+  /** A new user for the sender (as the system: the sender has no trust yet), or the one a concurrent first message made. */
+  private createUser(ctx: Ctx, message: InboundMessage, trust: TrustLevel): Promise<User> {
     const system = new Ctx({
       actor: { kind: 'system', reason: `${this.channel} ${message.chatKind} policy` },
       logger: ctx.logger,
       requestId: ctx.requestId,
       channel: this.channel,
     });
-    try {
-      return await db.withTransaction(system, async (tx) => {
-        const existing = await users.findByIdentity(tx, this.channel, handle);
-        if (existing) return existing;
-        const user = await users.create(tx, { displayName, trust });
-        await users.linkIdentity(tx, user.id, this.channel, handle, message.sender.displayName ?? null);
-        return user;
-      });
-    } catch (err) {
-      const winner = await users.findByIdentity(ctx, this.channel, handle);
-      if (winner) return winner;
-      throw err;
-    }
+    return this.deps.users.createFromSender(system, this.channel, message.sender, trust);
   }
 
   /** `telegram:12345` → `12345` on the telegram channel; other forms unchanged. */

@@ -2,6 +2,7 @@ import { accessSync, constants, existsSync, rmSync, statSync, writeFileSync } fr
 import path from 'node:path';
 import type { AppConfig } from '../../config';
 import { createDataSource, databaseKind, sqliteFilePath } from '../../persistence/data-source';
+import { ENTITIES } from '../../entities';
 import { describeError, withTimeout, type CheckResult } from './check';
 
 const DB_TIMEOUT_MS = 5000;
@@ -49,7 +50,7 @@ export async function checkDatabase(config: AppConfig): Promise<CheckResult> {
       hint: 'run "muninn migrate", or let the first "muninn serve" create it',
     };
   }
-  const dataSource = createDataSource(config);
+  const dataSource = createDataSource(config, ENTITIES);
   try {
     await withTimeout(dataSource.initialize(), DB_TIMEOUT_MS);
     await dataSource.query('SELECT 1');

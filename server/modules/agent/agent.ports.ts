@@ -1,8 +1,8 @@
 import type { Ctx } from '../../common/ctx';
-import type { Message } from '../sessions/message.entity';
-import type { Session } from '../sessions/session.entity';
-import type { ToolCall, ToolSpec } from '../models/model-provider';
-import type { ToolContext } from '../tools/tool';
+import type { Message } from '../sessions';
+import type { Session } from '../sessions';
+import type { ToolCall, ToolSpec } from '../models';
+import type { ToolContext } from '../tools';
 
 /** Where and for whom a tool runs (the tool layer's ToolContext). */
 export type AgentToolContext = ToolContext;

@@ -1,10 +1,10 @@
 import { In, LessThanOrEqual, Not } from 'typeorm';
 import type { Ctx } from '../../common/ctx';
 import type { Db } from '../../persistence/db';
-import type { ChatMessage, ContentPart, ToolCall } from '../models/model-provider';
-import { Image } from '../sessions/image.entity';
-import { Message } from '../sessions/message.entity';
-import { MessageRole, MessageStatus } from '../sessions/session.types';
+import type { ChatMessage, ContentPart, ToolCall } from '../models';
+import { Image } from '../sessions';
+import { Message } from '../sessions';
+import { MessageRole, MessageStatus } from '../sessions';
 
 export interface HistoryOptions {
   /** Most recent messages loaded. */

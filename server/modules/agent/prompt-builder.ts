@@ -1,4 +1,4 @@
-import type { ChatMessage, ToolSpec } from '../models/model-provider';
+import type { ChatMessage, ToolSpec } from '../models';
 import type { RecalledMemory, SkillText } from './agent.ports';
 
 export interface PromptInput {

@@ -1,9 +1,9 @@
 import { In, IsNull, MoreThan, Not } from 'typeorm';
 import type { Ctx } from '../../common/ctx';
 import type { Db } from '../../persistence/db';
-import { Message } from '../sessions/message.entity';
-import { Session } from '../sessions/session.entity';
-import { MessageRole, MessageStatus } from '../sessions/session.types';
+import { Message } from '../sessions';
+import { Session } from '../sessions';
+import { MessageRole, MessageStatus } from '../sessions';
 import type { OutboundSender } from './agent.ports';
 
 /**

@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import type { ToolCall } from '../models/model-provider';
+import type { ToolCall } from '../models';
 
 /**
  * Models without native tool calling may answer with a JSON block `{"tool_calls":[{"name":…,

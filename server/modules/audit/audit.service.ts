@@ -3,7 +3,7 @@ import type { Ctx } from '../../common/ctx';
 import type { Page, PageArgs } from '../../common/pagination';
 import { TrustLevel } from '../../common/trust';
 import { findPage } from '../../persistence/paginate';
-import { access } from '../users/access';
+import { access } from '../../common/access';
 import type { Db } from '../../persistence/db';
 import { AuditEntry } from './audit-entry.entity';
 

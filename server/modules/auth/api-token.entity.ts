@@ -1,7 +1,7 @@
 import { Column, Entity, Index, JoinColumn, ManyToOne, type Relation } from 'typeorm';
 import { Field, ObjectType } from 'type-graphql';
 import { BaseRecord } from '../../persistence/base.entity';
-import { User } from '../users/user.entity';
+import { User } from '../users';
 
 /** An API token; only its SHA-256 hash is stored, the token itself is shown once. */
 @ObjectType()

@@ -5,9 +5,9 @@ import { generateToken, hashToken } from '../../common/tokens';
 import { TrustLevel, trustAtLeast } from '../../common/trust';
 import type { Db } from '../../persistence/db';
 import type { AuditService } from '../audit';
-import { access } from '../users/access';
-import { User } from '../users/user.entity';
-import type { UserService } from '../users/user.service';
+import { access } from '../users';
+import { User } from '../users';
+import type { UserService } from '../users';
 import { ApiToken } from './api-token.entity';
 
 /** Result of creating a token: the secret is returned this once and never stored. */

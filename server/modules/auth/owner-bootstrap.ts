@@ -2,7 +2,7 @@ import { chmodSync, existsSync, mkdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import type { Ctx } from '../../common/ctx';
 import { TrustLevel } from '../../common/trust';
-import type { UserService } from '../users/user.service';
+import type { UserService } from '../users';
 import type { ApiTokenService } from './api-token.service';
 
 /** File name of the owner token inside the data folder. */

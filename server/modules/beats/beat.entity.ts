@@ -1,7 +1,7 @@
 import { Column, Entity, Index, JoinColumn, ManyToOne, type Relation } from 'typeorm';
 import { Field, ObjectType } from 'type-graphql';
 import { BaseRecord } from '../../persistence/base.entity';
-import { User } from '../users/user.entity';
+import { User } from '../users';
 
 /** A cron-scheduled agent run; `managed` when it comes from heartbeats.default.json. */
 @ObjectType()

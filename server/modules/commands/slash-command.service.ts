@@ -1,10 +1,10 @@
 import type { Ctx } from '../../common/ctx';
 import { AppError } from '../../common/errors';
 import { TrustLevel, trustAtLeast } from '../../common/trust';
-import type { TurnScheduler } from '../conversation/turn-scheduler';
+import type { TurnScheduler } from '../conversation';
 import type { SessionEventPublisher } from '../events';
 import type { ModelCaller } from '../models';
-import type { Session } from '../sessions/session.entity';
+import type { Session } from '../sessions';
 import type { SessionRotation } from '../conversation';
 import type { UsageService } from '../usage';
 import type { UserService } from '../users';

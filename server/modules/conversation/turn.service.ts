@@ -4,10 +4,10 @@ import type { Logger } from '../../common/logger';
 import { newId } from '../../common/ids';
 import type { Db } from '../../persistence/db';
 import type { SessionEventPublisher } from '../events';
-import { Image } from '../sessions/image.entity';
-import { Message } from '../sessions/message.entity';
-import { Session } from '../sessions/session.entity';
-import { MessageRole, MessageStatus } from '../sessions/session.types';
+import { Image } from '../sessions';
+import { Message } from '../sessions';
+import { Session } from '../sessions';
+import { MessageRole, MessageStatus } from '../sessions';
 import type { RunningTurns } from './running-turns';
 import type { TurnScheduler } from './turn-scheduler';
 

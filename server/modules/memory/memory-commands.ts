@@ -1,8 +1,8 @@
 import type { Ctx } from '../../common/ctx';
 import { TrustLevel } from '../../common/trust';
 import type { CommandResult, SlashCommandService } from '../commands';
-import type { Session } from '../sessions/session.entity';
-import { ChatKind } from '../sessions/session.types';
+import type { Session } from '../sessions';
+import { ChatKind } from '../sessions';
 import type { MemoryService } from './memory.service';
 import { MemoryScope } from './memory.types';
 

@@ -1,7 +1,7 @@
 import type { Ctx } from '../../common/ctx';
 import { TrustLevel, trustAtLeast } from '../../common/trust';
-import type { MemoryRecall, RecalledMemory } from '../agent/agent.ports';
-import type { Session } from '../sessions/session.entity';
+import type { MemoryRecall, RecalledMemory } from '../agent';
+import type { Session } from '../sessions';
 import { RECALL_VECTOR_ONLY_MIN_SIMILARITY, type MemorySearchService } from './memory-search.service';
 import { MemoryType } from './memory.types';
 

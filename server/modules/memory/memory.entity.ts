@@ -1,7 +1,7 @@
 import { Column, Entity, Index, JoinColumn, ManyToOne, type Relation } from 'typeorm';
 import { Field, Float, ObjectType } from 'type-graphql';
 import { BaseRecord } from '../../persistence/base.entity';
-import { User } from '../users/user.entity';
+import { User } from '../users';
 import { MemoryScope, MemoryType } from './memory.types';
 
 /** A long-term note scoped to a user, a group or everyone. */

@@ -6,7 +6,7 @@ import type { Ctx } from '../../common/ctx';
 import type { Logger } from '../../common/logger';
 import { newId } from '../../common/ids';
 import type { Db } from '../../persistence/db';
-import { User } from '../users/user.entity';
+import { User } from '../users';
 import { Memory } from './memory.entity';
 import type { MemoryIndexHook } from './memory-indexer';
 import { MemoryScope, MemoryType } from './memory.types';

@@ -4,7 +4,7 @@ import { UserInputError } from '../../common/errors';
 import { TrustLevel } from '../../common/trust';
 import type { Db } from '../../persistence/db';
 import type { AuditService } from '../audit';
-import { access } from '../users/access';
+import { access } from '../users';
 import { PluginSetting } from './plugin-setting.entity';
 
 const NAME = /^[a-z][a-z0-9_:.-]{0,99}$/;

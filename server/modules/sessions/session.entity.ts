@@ -1,7 +1,7 @@
 import { Column, Entity, Index, JoinColumn, ManyToOne, type Relation } from 'typeorm';
 import { Field, Int, ObjectType } from 'type-graphql';
 import { BaseRecord } from '../../persistence/base.entity';
-import { User } from '../users/user.entity';
+import { User } from '../users';
 import { ChatKind, SessionStatus } from './session.types';
 
 /** One running conversation, addressed by its key; rotated by /new, /compact and resets. */

@@ -5,7 +5,7 @@ import type { Page, PageArgs } from '../../common/pagination';
 import { TrustLevel } from '../../common/trust';
 import type { Db } from '../../persistence/db';
 import { findPage } from '../../persistence/paginate';
-import { access } from '../users/access';
+import { access } from '../users';
 import { Message } from './message.entity';
 import { Session } from './session.entity';
 import type { SessionStatus } from './session.types';

@@ -1,6 +1,6 @@
 import type { Ctx } from '../../common/ctx';
-import type { ExchangeListener } from '../agent/agent.ports';
-import type { Session } from '../sessions/session.entity';
+import type { ExchangeListener } from '../agent';
+import type { Session } from '../sessions';
 import { memoryOwnerOf, type ExchangeRef } from './summarizer.service';
 
 /** Port: hands an exchange to the summarizer queue (BullMQ in jobs/summarizer.ts). */

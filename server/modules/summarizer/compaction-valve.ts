@@ -1,9 +1,9 @@
 import type { Ctx } from '../../common/ctx';
 import type { Db } from '../../persistence/db';
-import type { TurnCompactor } from '../agent/agent.ports';
-import { Message } from '../sessions/message.entity';
-import type { Session } from '../sessions/session.entity';
-import { MessageRole, SessionStatus } from '../sessions/session.types';
+import type { TurnCompactor } from '../agent';
+import { Message } from '../sessions';
+import type { Session } from '../sessions';
+import { MessageRole, SessionStatus } from '../sessions';
 import type { CompactionReason, CompactionService } from './compaction.service';
 
 /**

@@ -8,10 +8,10 @@ import type { Db } from '../../persistence/db';
 import type { CallPriority } from '../models';
 import type { NoticeSender } from '../events';
 import { withSessionLock, type SessionLocks, type SessionRotation } from '../conversation';
-import { Message } from '../sessions/message.entity';
-import { Session } from '../sessions/session.entity';
-import { successorOf } from '../sessions/session-lifecycle.service';
-import { MessageRole, MessageStatus, SessionStatus } from '../sessions/session.types';
+import { Message } from '../sessions';
+import { Session } from '../sessions';
+import { successorOf } from '../sessions';
+import { MessageRole, MessageStatus, SessionStatus } from '../sessions';
 import type { SummarizerService } from './summarizer.service';
 
 

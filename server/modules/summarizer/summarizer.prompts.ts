@@ -1,6 +1,6 @@
 import { estimateTokens, type ChatMessage } from '../models';
-import type { Message } from '../sessions/message.entity';
-import { MessageRole } from '../sessions/session.types';
+import type { Message } from '../sessions';
+import { MessageRole } from '../sessions';
 import { SUMMARY_SECTIONS } from './structured-summary';
 
 // === Prompts of the summarizer role (memory extraction, compaction summary)

@@ -5,7 +5,7 @@ import { ConflictError, ForbiddenError, NotFoundError, UserInputError } from '..
 import { TrustLevel, trustAtLeast } from '../../common/trust';
 import type { Db } from '../../persistence/db';
 import type { AuditService } from '../audit';
-import { access } from '../users/access';
+import { access } from '../users';
 import { effectiveMinTrust, type Tool } from './tool';
 import { ToolApproval, ToolApprovalStatus } from './tool-approval.entity';
 import { parseToolApprovalDecision, STATUS_OF_DECISION, type ToolApprovalDecision } from './tool-approval.types';

@@ -3,7 +3,7 @@ import type { Ctx } from '../../common/ctx';
 import { UserInputError } from '../../common/errors';
 import { TrustLevel } from '../../common/trust';
 import type { Db } from '../../persistence/db';
-import { access } from '../users/access';
+import { access } from '../users';
 import { UsageRecord } from './usage-record.entity';
 
 export type UsageGroupBy = 'user' | 'session' | 'model' | 'day';

@@ -6,7 +6,7 @@ import { TrustLevel } from '../../common/trust';
 import type { Db } from '../../persistence/db';
 import { findPage } from '../../persistence/paginate';
 import type { AuditService } from '../audit';
-import { access } from './access';
+import { access } from '../../common/access';
 import { Identity } from './identity.entity';
 import { User } from './user.entity';
 
@@ -130,6 +130,28 @@ export class UserService {
   }
 
   /** The user behind a channel handle, or null for an unknown sender. */
+  /**
+   * The user of a channel sender seen for the first time, created with the identity linked (`trust` as
+   * the channel's policy says). A concurrent first message from the same sender (another process) may win
+   * the race: then the identity exists and its user is returned.
+   */
+  async createFromSender(ctx: Ctx, channel: string, sender: { handle: string; displayName?: string | null }, trust: TrustLevel): Promise<User> {
+    const displayName = (sender.displayName?.trim() || `${channel} ${sender.handle}`).slice(0, 200);
+    try {
+      return await this.db.withTransaction(ctx, async (tx) => {
+        const existing = await this.findByIdentity(tx, channel, sender.handle);
+        if (existing) return existing;
+        const user = await this.create(tx, { displayName, trust });
+        await this.linkIdentity(tx, user.id, channel, sender.handle, sender.displayName ?? null);
+        return user;
+      });
+    } catch (err) {
+      const winner = await this.findByIdentity(ctx, channel, sender.handle);
+      if (winner) return winner;
+      throw err;
+    }
+  }
+
   async findByIdentity(ctx: Ctx, channel: string, handle: string): Promise<User | null> {
     const identity = await this.db.repo(ctx, Identity).findOneBy({ channel, handle });
     return identity ? this.findOne(ctx, identity.userId) : null;

@@ -10,6 +10,7 @@ import { loadConfig, type AppConfig } from '../../../server/config';
 import { MemoryEmbedder, type EmbeddingSource } from '../../../server/modules/memory';
 import { Db } from '../../../server/persistence/db';
 import { openDatabase } from '../../../server/persistence/data-source';
+import { ENTITIES } from '../../../server/entities';
 import { LogCapture } from '../../support/log-capture';
 
 export const PG_ADMIN_URL = process.env.TEST_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
@@ -43,7 +44,7 @@ export async function openTestDb(kind: 'sqlite' | 'postgres' = 'sqlite', raw: Re
     };
   }
   const config = loadConfig({ raw: { data_dir: dataDir, ...(url ? { database: { url } } : {}), ...raw }, env: {} });
-  const { dataSource } = await openDatabase(config);
+  const { dataSource } = await openDatabase(config, ENTITIES);
   const logs = new LogCapture();
   const logger = pino({ level: 'debug' }, logs);
   return {

@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { TrustLevel } from '../../../common/trust';
 import type { Db } from '../../../persistence/db';
-import { Session } from '../../sessions/session.entity';
+import { Session } from '../../sessions';
 import { defineTool, type Tool } from '../../tools';
 import type { MemorySearchService } from '../memory-search.service';
 

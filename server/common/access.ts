@@ -1,6 +1,6 @@
-import type { Ctx } from '../../common/ctx';
-import { ForbiddenError } from '../../common/errors';
-import { TrustLevel, trustAtLeast } from '../../common/trust';
+import type { Ctx } from './ctx';
+import { ForbiddenError } from './errors';
+import { TrustLevel, trustAtLeast } from './trust';
 
 /**
  * The trust table of DESIGN §3 for data access, in one place. Services call these where they act, so a

@@ -1,0 +1,38 @@
+import { User } from './modules/users';
+import { Identity } from './modules/users';
+import { ApiToken } from './modules/auth';
+import { Session } from './modules/sessions';
+import { Message } from './modules/sessions';
+import { Image } from './modules/sessions';
+import { Memory } from './modules/memory';
+import { MemoryIndexEntry } from './modules/memory';
+import { MemoryEmbedding } from './modules/memory';
+import { LearnedSkill } from './modules/skills';
+import { Beat } from './modules/beats';
+import { BeatRun } from './modules/beats';
+import { PluginSetting } from './modules/plugins';
+import { PairingRequest } from './modules/pairing';
+import { ToolApproval } from './modules/tools';
+import { AuditEntry } from './modules/audit';
+import { UsageRecord } from './modules/usage';
+
+/** Every entity of the data model, in one explicit list (no globbing); handed to the data source by its callers. */
+export const ENTITIES = [
+  User,
+  Identity,
+  ApiToken,
+  Session,
+  Message,
+  Image,
+  Memory,
+  MemoryIndexEntry,
+  MemoryEmbedding,
+  LearnedSkill,
+  Beat,
+  BeatRun,
+  PluginSetting,
+  PairingRequest,
+  ToolApproval,
+  AuditEntry,
+  UsageRecord,
+] as const;

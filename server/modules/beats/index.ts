@@ -1,0 +1,2 @@
+export { Beat } from './beat.entity';
+export { BeatRun } from './beat-run.entity';

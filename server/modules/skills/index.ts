@@ -1,0 +1,1 @@
+export { LearnedSkill } from './learned-skill.entity';
