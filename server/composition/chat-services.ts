@@ -9,6 +9,7 @@ import { RedisSessionLocks } from '../redis/redis-session-locks';
 import { RedisTurnAborts } from '../redis/redis-turn-aborts';
 import { RedisInteractiveMarks } from '../redis/redis-interactive-marks';
 import { RedisMailbox } from '../redis/redis-mailbox';
+import { ProcessLiveness } from '../redis/process-liveness';
 import { ChannelRegistry } from '../channels/channel-registry';
 import { DeliveryService } from '../channels/delivery';
 import { ChannelOverview } from '../channels/policies/channel-overview';
@@ -115,7 +116,9 @@ export async function buildChatServices(deps: ChatDeps): Promise<ChatServices> {
   const lifecycle = new SessionLifecycleService(db, clock);
   const usage = new UsageService(db);
   const running = new RunningTurns();
-  const locks = new RedisSessionLocks(main, prefix, q.turn_lock_ms);
+  const liveness = new ProcessLiveness(main, prefix);
+  await liveness.start();
+  const locks = new RedisSessionLocks(main, prefix, q.turn_lock_ms, liveness);
   const turnQueue = turnJobs(queueEnv);
   const turnControl = new TurnControl(turnQueue, new RedisTurnAborts(main, () => redis.create('turn-abort-sub'), prefix, logger), locks);
   const modelQueues = new ModelCallQueues(queueEnv, router, config.ai.max_retries);
@@ -129,7 +132,7 @@ export async function buildChatServices(deps: ChatDeps): Promise<ChatServices> {
   const channels = new ChannelRegistry(logger.child({ module: 'channels' }));
   const outboundQueue = deliveryJobs(queueEnv, q.outbound_attempts);
   const delivery = new DeliveryService(
-    { channels, mailbox: new RedisMailbox(main, prefix, q.turn_lock_ms), jobs: outboundQueue, events, logger: logger.child({ module: 'outbound' }) },
+    { channels, mailbox: new RedisMailbox(main, prefix, q.turn_lock_ms, liveness), jobs: outboundQueue, events, logger: logger.child({ module: 'outbound' }) },
     { attempts: q.outbound_attempts },
   );
   const tools = createToolLayer({ config, db, audit: deps.audit, plugins: deps.plugins, users: deps.users, notices: delivery, extraTools: deps.memory?.tools() });
@@ -211,6 +214,7 @@ export async function buildChatServices(deps: ChatDeps): Promise<ChatServices> {
     setPolicy: (channel, policy) => void policies.set(channel, policy),
     close: async () => {
       for (const producer of [turnQueue, modelQueues, outboundQueue, maintenance, summaryQueue]) await producer.close();
+      await liveness.stop();
       await router.dispose();
     },
   };

@@ -1,8 +1,11 @@
 import { randomUUID } from 'node:crypto';
 import type { Redis } from 'ioredis';
+import type { ProcessLiveness } from './process-liveness';
 
 const RELEASE = `if redis.call('get', KEYS[1]) == ARGV[1] then return redis.call('del', KEYS[1]) else return 0 end`;
 const EXTEND = `if redis.call('get', KEYS[1]) == ARGV[1] then return redis.call('pexpire', KEYS[1], ARGV[2]) else return 0 end`;
+/** Replaces a dead holder's token with ours. KEYS: lock. ARGV: old token, new token, ttl. */
+const TAKE_OVER = `if redis.call('get', KEYS[1]) == ARGV[1] then return redis.call('set', KEYS[1], ARGV[2], 'PX', ARGV[3]) else return nil end`;
 
 /** A held lock; `lost` is set when renewal failed (another worker may own it now). */
 export interface HeldLock {
@@ -13,18 +16,21 @@ export interface HeldLock {
 
 /**
  * A Redis lock with an owner token and a TTL that is renewed while held, so a crashed holder frees it
- * after at most `ttlMs`. Used to run one session's turns (and one chat's deliveries) at a time.
+ * after at most `ttlMs`. With `liveness`, the token names the holding process, and a lock whose holder's
+ * heartbeat is gone is taken over at once. Used to run one session's turns (and one chat's deliveries) at
+ * a time.
  */
 export class RedisLock {
   constructor(
     private readonly redis: Redis,
     private readonly ttlMs: number,
+    private readonly liveness?: ProcessLiveness,
   ) {}
 
   async tryAcquire(key: string): Promise<HeldLock | null> {
-    const token = randomUUID();
+    const token = `${this.liveness?.id ?? '-'}|${randomUUID()}`;
     const ok = await this.redis.set(key, token, 'PX', this.ttlMs, 'NX');
-    if (ok !== 'OK') return null;
+    if (ok !== 'OK' && !(await this.takeOverFromDead(key, token))) return null;
     const held: HeldLock = {
       key,
       lost: false,
@@ -43,6 +49,14 @@ export class RedisLock {
     }, Math.max(200, Math.floor(this.ttlMs / 3)));
     timer.unref();
     return held;
+  }
+
+  private async takeOverFromDead(key: string, token: string): Promise<boolean> {
+    if (!this.liveness) return false;
+    const current = await this.redis.get(key);
+    const holder = current?.split('|')[0];
+    if (!current || !holder || holder === '-' || (await this.liveness.isAlive(holder))) return false;
+    return (await this.redis.eval(TAKE_OVER, 1, key, current, token, String(this.ttlMs))) === 'OK';
   }
 
   async isHeld(key: string): Promise<boolean> {

@@ -1,6 +1,7 @@
 import type { Redis } from 'ioredis';
 import type { Mailbox, MailItem } from '../channels/delivery';
 import { RedisLock } from './redis-lock';
+import type { ProcessLiveness } from './process-liveness';
 
 const DONE_TTL_SECONDS = 7 * 86_400;
 
@@ -24,8 +25,9 @@ export class RedisMailbox implements Mailbox {
     private readonly redis: Redis,
     private readonly prefix: string,
     lockMs: number,
+    liveness?: ProcessLiveness,
   ) {
-    this.locks = new RedisLock(redis, lockMs);
+    this.locks = new RedisLock(redis, lockMs, liveness);
   }
 
   private k(kind: 'mailbox' | 'item' | 'done' | 'failures' | 'retry' | 'lock', id: string): string {

@@ -1,6 +1,7 @@
 import type { Redis } from 'ioredis';
 import type { HeldSessionLock, SessionLocks } from '../modules/conversation';
 import { RedisLock } from './redis-lock';
+import type { ProcessLiveness } from './process-liveness';
 
 /** Session locks in Redis (`<prefix>:turn:lock:<sessionId>`), renewed while held. */
 export class RedisSessionLocks implements SessionLocks {
@@ -10,8 +11,9 @@ export class RedisSessionLocks implements SessionLocks {
     redis: Redis,
     private readonly prefix: string,
     ttlMs: number,
+    liveness?: ProcessLiveness,
   ) {
-    this.locks = new RedisLock(redis, ttlMs);
+    this.locks = new RedisLock(redis, ttlMs, liveness);
   }
 
   key(sessionId: string): string {

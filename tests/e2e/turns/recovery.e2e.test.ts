@@ -132,3 +132,41 @@ describe('recovery: a worker killed with SIGKILL during turns', () => {
     }
   }, 120_000);
 });
+
+describe('recovery: a fresh process takes over its dead predecessor at once', () => {
+  it('with the default 30 s lock and stall intervals, a message left mid-turn is answered within seconds of the restart', async () => {
+    const model = await FakeOpenAIServer.start();
+    const recorder = await ChatRecorderServer.start();
+    model.setDefault(() => ({ text: 'answered after the restart' }));
+    model.enqueue({ hang: true });
+    const t = await startTestApp({
+      workers: false,
+      config: { ai: { providers: { fake: { base_url: model.baseUrl, model: 'fake-model', max_concurrency: 2 } } }, log: { level: 'warn' } },
+    });
+    expect(t.config.queues.turn_lock_ms).toBe(30_000);
+    const workers: ChildProcess[] = [];
+    try {
+      const ctx = t.app.systemCtx('test');
+      const user = await t.app.services.users.create(ctx, { displayName: 'tg user', trust: TrustLevel.MEMBER });
+      await t.app.services.users.linkIdentity(ctx, user.id, 'telegram', 'tg-fast');
+      workers.push(await startWorker(t, recorder));
+      const handled = await t.app.chat!.pipeline.handle({ channel: 'telegram', chatId: 'fast', chatKind: 'dm', sender: { handle: 'tg-fast' }, text: 'are you there?', platformMessageId: 'fast-1' });
+      await model.waitForRequests(1);
+      workers[0]!.kill('SIGKILL');
+      await new Promise<void>((resolve) => workers[0]!.once('exit', () => resolve()));
+      workers.push(await startWorker(t, recorder));
+      const restarted = Date.now();
+      await eventually(() => recorder.chunks.some((c) => c.chatId === 'fast'), 12_000, 'the answer after the restart (lock taken over from the dead holder)');
+      const waitedMs = Date.now() - restarted;
+      expect(recorder.chunks.filter((c) => c.chatId === 'fast').map((c) => c.text)).toEqual(['answered after the restart']);
+      const replies = await t.app.db.repo(ctx, Message).findBy({ sessionId: handled.session!.id, role: MessageRole.ASSISTANT });
+      expect(replies).toHaveLength(1);
+      console.log(`answered ${waitedMs} ms after the restart`);
+    } finally {
+      for (const w of workers) if (w.exitCode === null) w.kill('SIGKILL');
+      await t.close();
+      await model.close();
+      await recorder.close();
+    }
+  }, 90_000);
+});
