@@ -166,7 +166,7 @@ describe('compaction with /compact', () => {
     await client.close();
   });
 
-  it('/compact on a session with nothing in it, or while a turn runs, changes nothing', async () => {
+  it('/compact on a session with nothing in it changes nothing; while a turn runs it waits for the turn', async () => {
     const user = await createUserWithToken(t.client(t.ownerToken), 'Gil', 'MEMBER');
     const client = t.client(user.token);
     const empty = await send(client, '/compact');
@@ -176,11 +176,12 @@ describe('compaction with /compact', () => {
     const sent = await send(client, 'please hang for a while');
     await eventually(() => model.chatRequests().some((r) => lastUserText(r) === 'please hang for a while'), 10_000, 'the hanging turn');
     const busy = await send(client, '/compact');
-    expect(busy.reply).toMatch(/^⚠️ A turn is running in this session/);
+    expect(busy.reply).toMatch(/^🗜️ A turn is running: this session will be compacted as soon as it has finished/);
     expect(busy.sessionId).toBe(sent.sessionId);
+    expect(await statusOf(client, sent.sessionId)).toBe('ACTIVE');
     await send(client, '/stop');
     await turnOf(client, sent.sessionId, sent.messageId!);
-    expect(await statusOf(client, sent.sessionId)).toBe('ACTIVE');
+    await eventually(async () => (await statusOf(client, sent.sessionId)) === 'ARCHIVED', 15_000, 'the queued compaction after the turn');
     await client.close();
   });
 });

@@ -188,6 +188,8 @@ describe('slash commands', () => {
     expect((await send(s.client, '/status')).reply).toContain('Turn running: yes');
     expect((await send(s.client, '/stop')).reply).toBe('Stopping the running turn.');
     await expectStoppedThenWorking(s);
+    // The session is free once its drain has let go of it (right after TurnFinished).
+    await eventually(async () => (await send(s.client, '/status')).reply?.includes('Turn running: no'), 5000, 'the session to be free');
     expect((await send(s.client, '/stop')).reply).toBe('Nothing is running.');
   });
 
