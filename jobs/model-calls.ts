@@ -1,6 +1,6 @@
 import { QueueEvents, UnrecoverableError, Worker, type Queue } from 'bullmq';
 import { Ctx } from '../server/common/ctx';
-import { ModelCallJobError, ModelAbortError, parseWireModelError, type ChatResult, type ModelCallJobs, type ModelCallService, type ModelRouter } from '../server/modules/models';
+import { ModelCallJobError, ModelAbortError, parseWireModelError, type ChatResult, type ModelCallJob, type ModelCallJobs, type ModelCallService, type ModelRouter } from '../server/modules/models';
 import { delayJob, makeQueue, makeWorker, type QueueEnv } from './bull';
 import { PRIORITY, QUEUES, type JobData } from './queues';
 
@@ -32,7 +32,7 @@ export class ModelCallQueues implements ModelCallJobs {
     }
   }
 
-  async run(ctx: Ctx, job: { input: JobData<'model.call'>['input']; provider: string; model: string }, signal?: AbortSignal): Promise<ChatResult> {
+  async run(ctx: Ctx, job: ModelCallJob, signal?: AbortSignal): Promise<ChatResult> {
     const entry = this.queues.get(job.provider);
     if (!entry) throw new Error(`no model-calls queue for provider ${job.provider}`);
     const data: JobData<'model.call'> = { ctx: ctx.serialize(), ...job };

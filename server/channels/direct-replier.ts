@@ -1,6 +1,5 @@
 import type { Ctx } from '../common/ctx';
 import type { NoticeSender } from '../modules/events';
-import type { Session } from '../modules/sessions';
 import type { InboundMessage } from './channel.types';
 
 /**
@@ -11,7 +10,7 @@ import type { InboundMessage } from './channel.types';
 export class ChannelDirectReplier {
   constructor(private readonly notices: NoticeSender) {}
 
-  async reply(ctx: Ctx, message: InboundMessage, text: string, _session: Session | null): Promise<void> {
+  async reply(ctx: Ctx, message: InboundMessage, text: string): Promise<void> {
     const key = `notice:${message.channel}:${message.chatId}:${message.platformMessageId ?? Date.now()}:${hash(text)}`;
     await this.notices.notify(ctx, { channel: message.channel, chatId: message.chatId, key }, text);
   }

@@ -35,7 +35,7 @@ export const REFUSE_UNKNOWN: SenderPolicy = { admit: async () => ({ user: null }
 
 /** Port: sends direct answers to the sender on platform channels. */
 export interface DirectReplier {
-  reply(ctx: Ctx, message: InboundMessage, text: string, session: Session | null): Promise<void>;
+  reply(ctx: Ctx, message: InboundMessage, text: string): Promise<void>;
 }
 
 /**
@@ -108,7 +108,7 @@ export class InboundPipeline {
     }
     for (const text of c.replies) {
       try {
-        await this.deps.replier.reply(c.ctx, message, text, c.session);
+        await this.deps.replier.reply(c.ctx, message, text);
       } catch (err) {
         this.deps.logger.warn({ err, channel: message.channel }, 'could not send a direct reply');
       }

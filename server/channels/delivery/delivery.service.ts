@@ -28,18 +28,18 @@ export class DeliveryService implements OutboundSender, NoticeSender {
   ) {}
 
   deliver(ctx: Ctx, req: OutboundRequest): Promise<void> {
-    return this.hand(ctx, { channel: req.channel, chatId: req.chatId, key: `reply:${req.messageId}`, sessionId: req.sessionId }, req.text, 'reply');
+    return this.hand({ channel: req.channel, chatId: req.chatId, key: `reply:${req.messageId}`, sessionId: req.sessionId }, req.text, 'reply');
   }
 
   notify(ctx: Ctx, target: NoticeTarget, text: string): Promise<void> {
-    return this.hand(ctx, target, text, 'notice');
+    return this.hand(target, text, 'notice');
   }
 
   /**
    * A notice of a session is published on its event stream (every subscriber sees it); a reply is there
    * already (MessageAdded). Platform chats also get the text through their mailbox.
    */
-  private async hand(_ctx: Ctx, target: NoticeTarget, text: string, kind: 'reply' | 'notice'): Promise<void> {
+  private async hand(target: NoticeTarget, text: string, kind: 'reply' | 'notice'): Promise<void> {
     if (kind === 'notice' && target.sessionId) await this.deps.events.publish(target.sessionId, { type: 'Notice', level: target.level ?? 'info', text });
     const transport = this.deps.channels.get(target.channel);
     if (!target.chatId || transport?.delivery === 'session-events') return;
@@ -50,7 +50,7 @@ export class DeliveryService implements OutboundSender, NoticeSender {
   }
 
   /** Serves a chat's mailbox until it is empty, its first message waits for a retry, or the run is stopped. */
-  async drain(ctx: Ctx, channel: string, chatId: string, signal: AbortSignal): Promise<DrainResult> {
+  async drain(_ctx: Ctx, channel: string, chatId: string, signal: AbortSignal): Promise<DrainResult> {
     const transport = this.deps.channels.get(channel);
     if (!transport || !this.deps.channels.isStarted(channel)) throw new Error(`channel ${channel} is not running in this worker`);
     const { mailbox } = this.deps;
@@ -77,7 +77,7 @@ export class DeliveryService implements OutboundSender, NoticeSender {
           }
         } catch (err) {
           if (signal.aborted) throw err;
-          const retryIn = await this.failed(ctx, channel, item.key, err);
+          const retryIn = await this.failed(channel, item.key, err);
           if (retryIn !== null) return { ...result, retryAt: Date.now() + retryIn };
         }
         await mailbox.finishHead(chat, item.key);
@@ -89,7 +89,7 @@ export class DeliveryService implements OutboundSender, NoticeSender {
   }
 
   /** Records a failed send; returns the back-off before the next try, or null when the message is given up. */
-  private async failed(_ctx: Ctx, channel: string, key: string, err: unknown): Promise<number | null> {
+  private async failed(channel: string, key: string, err: unknown): Promise<number | null> {
     const failures = await this.deps.mailbox.countFailure(key);
     if (failures < this.options.attempts && !(err instanceof PermanentDeliveryError)) {
       // The message stays first in its chat's mailbox: later ones wait for it.

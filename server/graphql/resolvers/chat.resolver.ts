@@ -24,8 +24,6 @@ class ImageInput {
 }
 
 /** Which client a message comes from; it picks the default session (`web:<userId>` or `tui:<userId>`). */
-const ChatChannel = ChatClient;
-type ChatChannel = ChatClient;
 registerEnumType(ChatClient, { name: 'ChatChannel', description: 'The client channel of sendMessage: WEB (web chat) or TUI (muninn chat).' });
 
 @InputType()
@@ -33,8 +31,8 @@ class SendMessageInput {
   @Field(() => ID, { nullable: true, description: 'One of your ACTIVE sessions; default your active session of the channel.' })
   sessionId?: string | null;
 
-  @Field(() => ChatChannel, { nullable: true, defaultValue: ChatChannel.WEB, description: 'WEB (default) or TUI (the terminal client, session tui:<userId>).' })
-  channel?: ChatChannel | null;
+  @Field(() => ChatClient, { nullable: true, defaultValue: ChatClient.WEB, description: 'WEB (default) or TUI (the terminal client, session tui:<userId>).' })
+  channel?: ChatClient | null;
 
   @Field()
   @MaxLength(MAX_TEXT_CHARS)
@@ -116,7 +114,7 @@ export class ChatResolver {
   @Authorized(TrustLevel.MEMBER)
   @Mutation(() => Turn)
   sendMessage(@Arg('input') input: SendMessageInput, @GqlCtx() { ctx }: GraphQLContext): Promise<Turn> {
-    return this.web.send(ctx, input, input.channel ?? ChatChannel.WEB);
+    return this.web.send(ctx, input, input.channel ?? ChatClient.WEB);
   }
 
   @Authorized(TrustLevel.MEMBER)

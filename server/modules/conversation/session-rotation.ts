@@ -23,7 +23,7 @@ export class SessionRotation {
    */
   async rotate(ctx: Ctx, session: Session, reason: RotationReason, opts: { stopTurn?: string } = {}): Promise<{ session: Session; rotated: boolean }> {
     if (opts.stopTurn) await this.deps.scheduler.requestAbort(session.id, opts.stopTurn);
-    const { session: next, rotated, movedIds } = await this.deps.lifecycle.rotateMoving(ctx, session);
+    const { session: next, rotated, movedIds } = await this.deps.lifecycle.rotate(ctx, session);
     if (rotated) await this.announce(session, next, reason, movedIds[0] ?? null);
     return { session: next, rotated };
   }

@@ -37,14 +37,10 @@ export class SessionLifecycleService {
    * Archives a session and starts an empty one with the same key; returns the new one. Messages still
    * waiting for an answer (QUEUED) move to the new session in the same transaction, so they are answered
    * there. When the session was archived meanwhile (two rotations racing), the key's current ACTIVE
-   * session is returned instead, with nothing moved.
+   * session is returned instead, with nothing moved. Says whether this call rotated and which waiting
+   * messages moved (oldest first).
    */
-  async rotate(ctx: Ctx, session: Session): Promise<Session> {
-    return (await this.rotateMoving(ctx, session)).session;
-  }
-
-  /** `rotate`, also saying whether this call rotated and which waiting messages moved (oldest first). */
-  async rotateMoving(ctx: Ctx, session: Session): Promise<{ session: Session; rotated: boolean; movedIds: string[] }> {
+  async rotate(ctx: Ctx, session: Session): Promise<{ session: Session; rotated: boolean; movedIds: string[] }> {
     return this.db.withTransaction(ctx, async (tx) => {
       const repo = this.db.repo(tx, Session);
       const now = this.clock.now();
