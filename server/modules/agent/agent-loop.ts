@@ -299,7 +299,7 @@ export class AgentLoop implements TurnExecutor {
     });
     await events.publish(session.id, { type: 'MessageAdded', messageId: reply.id, role: reply.role, content: reply.content });
     if (session.chatId) {
-      await this.deps.outbound.deliver(ctx, { sessionId: session.id, channel: session.channel, chatId: session.chatId, messageId: reply.id, text });
+      await this.deps.outbound.deliver(ctx, { sessionId: session.id, channel: session.channel, chatId: session.chatId, messageId: reply.id, text, turnId });
     }
     return reply;
   }
