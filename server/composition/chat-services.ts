@@ -192,7 +192,7 @@ export async function buildChatServices(deps: ChatDeps): Promise<ChatServices> {
   const sessionMaintenance = new SessionMaintenanceService(db, deps.sessions, turnControl, events, clock);
   const housekeeping = new HousekeepingService({ sessions: sessionMaintenance, approvals: tools.approvals, retentionDays: () => config.session.retention_days });
   const maintenance = maintenanceJobs(queueEnv, MAINTENANCE_EVERY_MS);
-  for (const transport of createChannelTransports({ config, logger, redactor: deps.redactor, onStatus: (t) => channels.emitStatus(t.status()) })) {
+  for (const transport of createChannelTransports({ config, logger, redactor: deps.redactor, onStatus: (t) => channels.emitStatus(t.status()), commands: () => commands.menu() })) {
     channels.register(transport);
   }
   const overview = new ChannelOverview({ registry: channels, settings: deps.plugins });

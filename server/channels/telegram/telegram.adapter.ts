@@ -8,7 +8,6 @@ import type { Logger } from '../../common/logger';
 import type { InboundImage } from '../../modules/conversation';
 import type { ChannelStatus, ChannelTransport, InboundSink, OutboundChunk } from '../channel.types';
 import { apiSignal, createTelegramBot, type PollWatcher } from './telegram-bot';
-import { TELEGRAM_COMMANDS } from './telegram-commands';
 import { describeTelegramError, withoutToken } from './telegram-errors';
 import { downloadBotFile } from './telegram-files';
 import { isEntityParseError, toTelegramHtml } from './telegram-format';
@@ -37,6 +36,8 @@ export interface TelegramTransportOptions {
   retryMinMs?: number;
   /** @default 60000 */
   retryMaxMs?: number;
+  /** The command menu registered with setMyCommands (the server's slash commands). @default none */
+  commands?: () => ReadonlyArray<{ command: string; description: string }>;
   /** `edit`: replies stream live into the chat while the model writes (see TelegramStreamer). @default 'off' */
   stream?: 'off' | 'edit';
   /** Least time between two updates of a live reply in a private chat (groups: three times it). @default 1000 */
@@ -52,7 +53,7 @@ export interface TelegramTransportOptions {
 export class TelegramTransport implements ChannelTransport {
   readonly channel = 'telegram';
   readonly maxMessageLength = 4096;
-  private readonly o: Required<Omit<TelegramTransportOptions, 'token' | 'webhookUrl' | 'onStatus' | 'redactor' | 'stream' | 'streamIntervalMs'>>;
+  private readonly o: Required<Omit<TelegramTransportOptions, 'token' | 'webhookUrl' | 'onStatus' | 'redactor' | 'stream' | 'streamIntervalMs' | 'commands'>>;
   private readonly streamer: TelegramStreamer | null;
   /** Set when replies stream (`stream: edit`); see ChannelTransport.liveReply. */
   readonly liveReply?: (chatId: string, key: string, textSoFar: string) => void;
@@ -86,7 +87,13 @@ export class TelegramTransport implements ChannelTransport {
   }
 
   /** The transport for `channels.telegram` of the config. */
-  static fromConfig(deps: { config: AppConfig; logger: Logger; redactor: { add(secret: string): void }; onStatus: (t: ChannelTransport) => void }): TelegramTransport {
+  static fromConfig(deps: {
+    config: AppConfig;
+    logger: Logger;
+    redactor: { add(secret: string): void };
+    onStatus: (t: ChannelTransport) => void;
+    commands?: () => ReadonlyArray<{ command: string; description: string }>;
+  }): TelegramTransport {
     const c = deps.config.channels.telegram;
     return new TelegramTransport({
       token: c.bot_token,
@@ -97,6 +104,7 @@ export class TelegramTransport implements ChannelTransport {
       onStatus: deps.onStatus,
       stream: c.stream,
       streamIntervalMs: c.stream_interval_ms,
+      commands: deps.commands,
     });
   }
 
@@ -207,8 +215,9 @@ export class TelegramTransport implements ChannelTransport {
     while (!signal.aborted) {
       try {
         bot.botInfo = await bot.api.getMe(apiSignal(signal));
-        if (!commandsSet) {
-          await bot.api.setMyCommands(TELEGRAM_COMMANDS, {}, apiSignal(signal)).catch((err: unknown) => this.o.logger.warn({ err: this.clean(err) }, 'telegram: setMyCommands failed'));
+        const menu = this.options.commands?.() ?? [];
+        if (!commandsSet && menu.length) {
+          await bot.api.setMyCommands([...menu], {}, apiSignal(signal)).catch((err: unknown) => this.o.logger.warn({ err: this.clean(err) }, 'telegram: setMyCommands failed'));
           commandsSet = true;
         }
         if (this.options.webhookUrl) {
