@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { isTimeZone } from '../common/time-zone';
 
 // === Sections
 // Every key has a default and a description; `muninn.example.json` is generated from these defaults
@@ -118,7 +119,15 @@ const session = z
     compact_threshold: z.number().min(0.1).max(1).default(0.9).describe('Compact before a turn when estimated tokens reach this share of the context window.'),
     compact_keep_turns: z.number().int().min(0).max(20).default(2).describe('Most recent turns (user messages with their replies) copied into the new session by a compaction.'),
     dm_scope: z.enum(['per-user', 'main']).default('per-user').describe('main: OWNER identities share agent:main:main across channels.'),
-    daily_reset_hour: z.number().int().min(0).max(23).nullable().default(null).describe('Local hour at which sessions rotate daily; null turns it off.'),
+    daily_reset_hour: z.number().int().min(0).max(23).nullable().default(null).describe('Hour (in reset_timezone) at which sessions rotate daily; null turns it off.'),
+    reset_timezone: z
+      .string()
+      .nullable()
+      .default(null)
+      .refine((zone) => zone === null || isTimeZone(zone), {
+        message: 'is not an IANA time zone: use a name like "Europe/Berlin", "America/New_York" or "UTC" (null uses the server\'s time zone)',
+      })
+      .describe("IANA time zone of daily_reset_hour; null uses the server's (TZ)."),
     idle_minutes: z.number().int().min(1).nullable().default(null).describe('Rotate a session after this many idle minutes; null turns it off.'),
     retention_days: z.number().int().min(1).default(30).describe('Archived sessions untouched for this many days are pruned.'),
     history_turns: z.number().int().min(1).default(20).describe('Most recent messages included in the prompt.'),
