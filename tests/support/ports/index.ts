@@ -4,4 +4,5 @@ export { InProcessTurnJobs, InProcessAbortBus, InProcessSessionLocks, inProcessT
 export { ScriptedModelCaller, InProcessModelCallJobs, type ScriptedAnswer, type RecordedCall } from './model-ports';
 export { InMemoryMailbox, InProcessDeliveryJobs, RecordingOutbound } from './outbound-ports';
 export { InMemorySessionEvents } from './session-events';
+export { InMemoryDeduper, RecordingReplier } from './inbound-ports';
 export { FakeClock } from '../fakes/fake-clock';
