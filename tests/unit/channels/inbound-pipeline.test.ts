@@ -237,7 +237,7 @@ describe('compose (the pipeline\'s middleware chain)', () => {
       await next();
     };
     const last: Middleware<string[]> = async (c) => void c.push('enqueue');
-    await expect(compose([async (_c, next) => next(), twice, last])(ran)).rejects.toThrow('next() called twice in inbound step 1');
+    await expect(compose<string[]>([async (_c, next) => next(), twice, last])(ran)).rejects.toThrow('next() called twice in inbound step 1');
     expect(ran).toEqual(['enqueue']);
   });
 });
