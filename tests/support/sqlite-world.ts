@@ -29,7 +29,7 @@ export class SqliteWorld {
 
   private constructor(
     readonly db: Db,
-    private readonly dir: string,
+    readonly dir: string,
   ) {
     this.audit = new AuditService(db);
     this.users = new UserService(db, this.audit, TrustLevel.GUEST);

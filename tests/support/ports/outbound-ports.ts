@@ -1,7 +1,7 @@
 import type { Clock } from '../../../server/common/clock';
 import type { Ctx } from '../../../server/common/ctx';
 import type { DeliveryJobs, Mailbox, MailItem } from '../../../server/channels/delivery';
-import type { OutboundRequest, OutboundSender } from '../../../server/modules/agent';
+import type { ChatPresence, OutboundRequest, OutboundSender } from '../../../server/modules/agent';
 import type { NoticeSender, NoticeTarget } from '../../../server/modules/events';
 import { FakeClock } from '../fakes/fake-clock';
 
@@ -87,16 +87,34 @@ export class InProcessDeliveryJobs implements DeliveryJobs {
   }
 }
 
-/** The outbound sender and notice ports, recording what was handed over (for code upstream of delivery). */
-export class RecordingOutbound implements OutboundSender, NoticeSender {
+/** The outbound sender, notice and chat presence ports, recording what was handed over (for code upstream of delivery). */
+export class RecordingOutbound implements OutboundSender, NoticeSender, ChatPresence {
   readonly replies: OutboundRequest[] = [];
   readonly notices: Array<{ target: NoticeTarget; text: string }> = [];
+  /** `on`/`off` typing switches, as `<channel>:<chatId>:on|off`. */
+  readonly typing: string[] = [];
+  private waiters: Array<{ match: (n: { target: NoticeTarget; text: string }) => boolean; resolve: (n: { target: NoticeTarget; text: string }) => void }> = [];
 
   async deliver(_ctx: Ctx, req: OutboundRequest): Promise<void> {
     this.replies.push(req);
   }
 
   async notify(_ctx: Ctx, target: NoticeTarget, text: string): Promise<void> {
-    this.notices.push({ target, text });
+    const notice = { target, text };
+    this.notices.push(notice);
+    const ready = this.waiters.filter((w) => w.match(notice));
+    this.waiters = this.waiters.filter((w) => !ready.includes(w));
+    for (const w of ready) w.resolve(notice);
+  }
+
+  async setTyping(channel: string, chatId: string, on: boolean): Promise<void> {
+    this.typing.push(`${channel}:${chatId}:${on ? 'on' : 'off'}`);
+  }
+
+  /** Resolves with the first notice (handed over already or still to come) that matches. */
+  nextNotice(match: (n: { target: NoticeTarget; text: string }) => boolean = () => true): Promise<{ target: NoticeTarget; text: string }> {
+    const found = this.notices.find(match);
+    if (found) return Promise.resolve(found);
+    return new Promise((resolve) => this.waiters.push({ match, resolve }));
   }
 }
