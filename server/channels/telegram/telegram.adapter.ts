@@ -36,6 +36,8 @@ export interface TelegramTransportOptions {
   retryMinMs?: number;
   /** @default 60000 */
   retryMaxMs?: number;
+  /** How often "typing…" is sent again while a turn runs (Telegram shows it for about 5 s). @default 4000 */
+  typingRefreshMs?: number;
 }
 
 /**
@@ -47,9 +49,9 @@ export interface TelegramTransportOptions {
 export class TelegramTransport implements ChannelTransport {
   readonly channel = 'telegram';
   readonly maxMessageLength = 4096;
-  private readonly o: Required<Omit<TelegramTransportOptions, 'token' | 'webhookUrl' | 'onStatus' | 'redactor'>>;
+  private readonly o: Required<Omit<TelegramTransportOptions, 'token' | 'webhookUrl' | 'onStatus' | 'redactor' | 'typingRefreshMs'>>;
   private readonly status$: ChannelStatusTracker;
-  private readonly typing = new TypingRefresher((chatId) => this.sendTyping(chatId));
+  private readonly typing: TypingRefresher;
   private readonly hookPath = `/hooks/telegram/${randomBytes(18).toString('base64url')}`;
   private readonly hookSecret = randomBytes(24).toString('base64url');
   private bot: Bot | null = null;
@@ -68,6 +70,7 @@ export class TelegramTransport implements ChannelTransport {
       retryMaxMs: options.retryMaxMs ?? 60_000,
     };
     this.status$ = new ChannelStatusTracker(this.channel, () => options.onStatus?.(this));
+    this.typing = new TypingRefresher((chatId) => this.sendTyping(chatId), options.typingRefreshMs ?? 4000);
     options.redactor?.add(this.hookPath.split('/').pop()!);
     options.redactor?.add(this.hookSecret);
   }
