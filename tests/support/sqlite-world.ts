@@ -13,7 +13,7 @@ import { openDatabase } from '../../server/persistence/data-source';
 import { Db } from '../../server/persistence/db';
 import { FakeClock } from './fakes/fake-clock';
 import { LogCapture } from './log-capture';
-import { testConfig } from './test-app';
+import { testConfig } from './test-config';
 
 /**
  * A real SQLite file (migrated, in a temporary folder) with the services every unit test of the chat

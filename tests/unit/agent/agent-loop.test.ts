@@ -15,7 +15,7 @@ import { UsageRecord, UsageService } from '../../../server/modules/usage';
 import type { User } from '../../../server/modules/users';
 import { InMemorySessionEvents, RecordingOutbound, ScriptedModelCaller, type ScriptedAnswer } from '../../support/ports';
 import { SqliteWorld } from '../../support/sqlite-world';
-import { testConfig } from '../../support/test-app';
+import { testConfig } from '../../support/test-config';
 
 let world: SqliteWorld;
 let tools: ToolLayer;
