@@ -204,6 +204,7 @@ export class App {
       port: this.config.server.port,
       bodyLimitKb: this.config.server.body_limit_kb,
       explorer,
+      publicIntrospection: this.config.graphql.public_introspection ?? process.env.NODE_ENV !== 'production',
       schema,
       limits: createQueryLimits(this.config.graphql),
       logger: this.logger.child({ module: 'http' }),

@@ -32,11 +32,21 @@ const server = z
 
 const graphql = z
   .object({
-    max_depth: z.number().int().min(1).default(12).describe('Deepest allowed selection nesting.'),
-    max_cost: z.number().int().min(1).default(5000).describe('Highest allowed estimated query cost.'),
+    max_depth: z.number().int().min(1).default(12).describe('Deepest allowed selection nesting (introspection is exempt).'),
+    max_cost: z
+      .number()
+      .int()
+      .min(1)
+      .default(5000)
+      .describe('Highest allowed query cost: each field counts 1, times the page size of every connection above it (`first`, 50 if absent, max_page_size for a variable); introspection is exempt.'),
     max_aliases: z.number().int().min(1).default(20).describe('Most aliases in one operation.'),
     max_tokens: z.number().int().min(1).default(5000).describe('Most lexical tokens in one operation document.'),
     max_page_size: z.number().int().min(1).default(200).describe('Largest `first` accepted by connections.'),
+    public_introspection: z
+      .boolean()
+      .nullable()
+      .default(null)
+      .describe('Answer schema introspection without an API token; null: yes, except when NODE_ENV=production. With a token it is always answered.'),
     subscription_recheck_ms: z.number().int().min(100).default(10000).describe('How often a running subscription re-checks that its token and trust still allow it.'),
   })
   .strict()
