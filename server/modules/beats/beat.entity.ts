@@ -32,7 +32,7 @@ export class Beat extends BaseRecord {
   @Column({ type: Date, nullable: true })
   at!: Date | null;
 
-  @Field({ description: 'The reminder text, or the instruction of a task.' })
+  @Field({ name: 'text', description: 'The reminder text, or the instruction of a task.' })
   @Column({ type: 'text' })
   prompt!: string;
 
