@@ -5,7 +5,7 @@ import type { Ctx } from '../common/ctx';
 import type { Logger } from '../common/logger';
 import type { Db } from '../persistence/db';
 import type { AgentLoop } from '../modules/agent';
-import { BeatRunner, BeatService, BeatSync, BeatTurns, createBeatTools, ResultDelivery, type BeatRunFeed } from '../modules/beats';
+import { BeatRunner, BeatService, BeatSync, BeatTurns, createBeatTools, ResultDelivery, type BeatRunFeed, type BeatScheduler } from '../modules/beats';
 import type { NoticeSender } from '../modules/events';
 import type { SessionLifecycleService } from '../modules/sessions';
 import type { Tool } from '../modules/tools';
@@ -21,6 +21,8 @@ export interface BeatLayer {
   runner: BeatRunner;
   sync: BeatSync;
   feed: BeatRunFeed;
+  /** The schedules on the heartbeat queue. */
+  scheduler: BeatScheduler;
   /** Delivers results of the server's own work (beats, webhooks) to a target or the owner's principal chat. */
   results: ResultDelivery;
   tools: readonly Tool[];
@@ -59,6 +61,7 @@ export function createBeatLayer(deps: { config: AppConfig; logger: Logger; db: D
         runner,
         sync,
         feed,
+        scheduler,
         results,
         tools: createBeatTools(beats),
         syncAtStart: async (ctx) => {
