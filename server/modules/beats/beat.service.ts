@@ -156,16 +156,20 @@ export class BeatService {
     return true;
   }
 
-  /** A beat the actor may change: own (TRUSTED and above) or any (ADMIN and above); never a managed one. */
-  async getWritable(ctx: Ctx, id: string): Promise<Beat> {
+  /** A beat the actor may run or change: own (TRUSTED and above) or any (ADMIN and above). */
+  async getRunnable(ctx: Ctx, id: string): Promise<Beat> {
     this.requireBeatTrust(ctx);
-    const beat = await this.get(ctx, id).catch(async (err: unknown) => {
-      // A TRUSTED user asking for someone else's beat learns it is not theirs (FORBIDDEN), not that it exists.
+    return this.get(ctx, id).catch(async (err: unknown) => {
       if (err instanceof NotFoundError && (await this.deps.db.repo(ctx, Beat).existsBy({ id }))) {
-        throw new ForbiddenError('You may only change your own beats; ADMIN trust is needed for the beats of others.');
+        throw new ForbiddenError('You may only run or change your own beats; ADMIN trust is needed for the beats of others.');
       }
       throw err;
     });
+  }
+
+  /** A beat the actor may change: own (TRUSTED and above) or any (ADMIN and above); never a managed one. */
+  async getWritable(ctx: Ctx, id: string): Promise<Beat> {
+    const beat = await this.getRunnable(ctx, id);
     if (beat.managed) {
       throw new ForbiddenError(`The beat "${beat.name}" comes from heartbeats.default.json; change it in that file (it is synced at every start).`);
     }
