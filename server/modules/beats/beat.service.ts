@@ -70,10 +70,10 @@ export class BeatService {
     return beat;
   }
 
-  /** Finds a visible beat by id or, among the actor's own, by name. */
+  /** Finds a beat the actor may run or change, by id or, among the actor's own, by name (the beat tools). */
   async resolve(ctx: Ctx, idOrName: string): Promise<Beat> {
     const byName = await this.deps.db.repo(ctx, Beat).findOneBy({ name: idOrName, userId: ctx.userId ?? '' });
-    return byName ?? this.get(ctx, idOrName);
+    return byName ?? this.getRunnable(ctx, idOrName);
   }
 
   /** Runs of a visible beat, newest first. */
