@@ -187,6 +187,9 @@ export class App {
         sessionMaintenance: chat.sessionMaintenance,
         tools: chat.tools,
         overview: chat.overview,
+        beats: chat.beats.beats,
+        beatRunner: chat.beats.runner,
+        beatFeed: chat.beats.feed,
       },
     };
   }

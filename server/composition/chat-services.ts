@@ -41,6 +41,8 @@ import type { MemoryLayer } from './memory-layer';
 import { createToolLayer, type ToolLayer } from './tool-layer';
 import { createChannelTransports } from './channel-transports';
 import { createInboundPipeline } from './inbound-layer';
+import { createBeatLayer, type BeatLayer } from './beat-layer';
+import { registerBeatCommands } from '../modules/beats';
 
 export interface ChatDeps {
   config: AppConfig;
@@ -92,6 +94,8 @@ export interface ChatServices {
   maintenance: ReturnType<typeof maintenanceJobs>;
   summarizer: SummarizerService;
   compaction: CompactionService;
+  /** Beats: service, runner, start-up sync, run feed, and the result delivery for the server's own work. */
+  beats: BeatLayer;
   /** Sets the unknown-sender policy of a channel (pairing, open, allowlist, disabled). */
   setPolicy(channel: string, policy: SenderPolicy): void;
   /** Closes the queue producers and the model router. */
@@ -108,6 +112,7 @@ export async function buildChatServices(deps: ChatDeps): Promise<ChatServices> {
   const q = config.queues;
   const main = redis.create('chat');
   const eventsSub = redis.create('events-sub');
+  const beatFeedSub = redis.create('beat-runs-sub');
   await redis.waitReady();
   const queueEnv: QueueEnv = { prefix, redis: main, connect: (name) => redis.create(name), lockMs: q.turn_lock_ms, stalledIntervalMs: q.stalled_interval_ms, logger: logger.child({ module: 'queues' }) };
   const router =
@@ -142,7 +147,16 @@ export async function buildChatServices(deps: ChatDeps): Promise<ChatServices> {
     { channels, mailbox: new RedisMailbox(main, prefix, q.turn_lock_ms, liveness), jobs: outboundQueue, events, logger: logger.child({ module: 'outbound' }) },
     { attempts: q.outbound_attempts },
   );
-  const tools = createToolLayer({ config, db, audit: deps.audit, plugins: deps.plugins, users: deps.users, notices: delivery, extraTools: deps.memory?.tools() });
+  const beatLayer = createBeatLayer({ config, logger, db, users: deps.users, queueEnv, feedSub: beatFeedSub, clock });
+  const tools = createToolLayer({
+    config,
+    db,
+    audit: deps.audit,
+    plugins: deps.plugins,
+    users: deps.users,
+    notices: delivery,
+    extraTools: [...(deps.memory?.tools() ?? []), ...beatLayer.tools],
+  });
   const summaryQueue = summaryJobs(queueEnv);
   const summarizer = new SummarizerService(db, models, deps.memories, deps.users, usage);
   const rotation = new SessionRotation({ lifecycle, scheduler: turnControl, events });
@@ -171,6 +185,7 @@ export async function buildChatServices(deps: ChatDeps): Promise<ChatServices> {
     },
     { systemPrompt: config.ai.system_prompt, maxIterations: config.ai.max_iterations, historyMessages: config.session.history_turns * 2, estimate: estimateMessages },
   );
+  const beats = beatLayer.attachRunner({ agent, lifecycle, notices: delivery });
   const pairing = new PairingService(db, deps.audit, deps.users, delivery);
   const commands = new SlashCommandService({
     users: deps.users,
@@ -187,6 +202,7 @@ export async function buildChatServices(deps: ChatDeps): Promise<ChatServices> {
   registerSummaryCommands(commands, { compaction, deferred });
   deps.memory?.registerCommands(commands);
   registerPairingCommands(commands, { pairing, users: deps.users });
+  registerBeatCommands(commands, beats.beats);
   const { pipeline, policies } = createInboundPipeline({ config, logger, db, redis: main, users: deps.users, pairing, lifecycle, rotation, turns, commands, events, notices: delivery, clock });
   const web = new WebChannel(pipeline, deps.users, deps.sessions, (channel) => config.channels[channel].enabled);
   const sessionMaintenance = new SessionMaintenanceService(db, deps.sessions, turnControl, events, clock);
@@ -223,9 +239,10 @@ export async function buildChatServices(deps: ChatDeps): Promise<ChatServices> {
     maintenance,
     summarizer,
     compaction,
+    beats,
     setPolicy: (channel, policy) => void policies.set(channel, policy),
     close: async () => {
-      for (const producer of [turnQueue, modelQueues, outboundQueue, maintenance, summaryQueue]) await producer.close();
+      for (const producer of [turnQueue, modelQueues, outboundQueue, maintenance, summaryQueue, beats]) await producer.close();
       await liveness.stop();
       await router.dispose();
     },

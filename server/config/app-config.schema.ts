@@ -188,6 +188,17 @@ const tools = z
   .strict()
   .prefault({});
 
+const beats = z
+  .object({
+    default_file: z.string().default('heartbeats.default.json').describe('Managed beats, synced into the beats table at every start (relative to the working directory).'),
+    max_failures: z.number().int().min(1).default(3).describe('Failed runs in a row after which a beat is disabled and its owner told.'),
+    min_interval_minutes: z.number().int().min(1).default(5).describe('Shortest schedule a user below ADMIN may set.'),
+    timezone: z.string().default('UTC').describe('IANA time zone of beats that name none.'),
+    concurrency: z.number().int().min(1).default(2).describe('Beat runs at once per worker process.'),
+  })
+  .strict()
+  .prefault({});
+
 const channelCommon = {
   enabled: z.boolean().default(false).describe('Start this channel.'),
   dm_policy: dmPolicy.default('pairing').describe('Unknown DM senders: pairing | open | allowlist | disabled.'),
@@ -241,6 +252,7 @@ export const appConfigSchema = z
     session,
     memory,
     tools,
+    beats,
     channels,
     default_trust: trustLevel.default('MEMBER').describe('Trust of users created without an explicit level.'),
   })
