@@ -187,6 +187,8 @@ export class App {
         sessionMaintenance: chat.sessionMaintenance,
         tools: chat.tools,
         overview: chat.overview,
+        skills: { service: chat.skills.service, syncCommands: chat.skills.syncCommands },
+        jobProgress: chat.jobProgress,
       },
     };
   }

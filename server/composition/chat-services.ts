@@ -15,7 +15,7 @@ import { DeliveryService } from '../channels/delivery';
 import { ChannelOverview } from '../channels/policies/channel-overview';
 import { WebChannel } from '../channels/web/web-channel';
 import type { SenderPolicy } from '../channels/inbound-pipeline';
-import { AgentLoop, ModelCallExecutor, NO_MEMORIES, NO_SKILLS } from '../modules/agent';
+import { AgentLoop, ModelCallExecutor, NO_MEMORIES } from '../modules/agent';
 import type { AuditService } from '../modules/audit';
 import { SlashCommandService } from '../modules/commands';
 import { RunningTurns, SessionRotation, TurnControl, TurnRunner, TurnService } from '../modules/conversation';
@@ -35,6 +35,11 @@ import { maintenanceJobs } from '../../jobs/maintenance';
 import { ModelCallQueues } from '../../jobs/model-calls';
 import { summaryJobs } from '../../jobs/summarizer';
 import { turnJobs } from '../../jobs/turns';
+import { skillSyncJobs } from '../../jobs/skills';
+import { BullJobProgress } from '../../jobs/job-progress';
+import { QUEUES } from '../../jobs/queues';
+import { JobProgressService } from '../modules/queues';
+import { SkillLayer } from './skill-layer';
 import type { MemoryLayer } from './memory-layer';
 import { createToolLayer, type ToolLayer } from './tool-layer';
 import { createChannelTransports } from './channel-transports';
@@ -90,6 +95,10 @@ export interface ChatServices {
   maintenance: ReturnType<typeof maintenanceJobs>;
   summarizer: SummarizerService;
   compaction: CompactionService;
+  /** Skills: folder sync, `/skills`, the agent's skill slot. */
+  skills: SkillLayer;
+  /** `jobProgress(jobId)`: updates of background jobs started through the API (skill syncs). */
+  jobProgress: JobProgressService;
   /** Sets the unknown-sender policy of a channel (pairing, open, allowlist, disabled). */
   setPolicy(channel: string, policy: SenderPolicy): void;
   /** Closes the queue producers and the model router. */
@@ -140,6 +149,9 @@ export async function buildChatServices(deps: ChatDeps): Promise<ChatServices> {
   const summarizer = new SummarizerService(db, models, deps.memories, deps.users, usage);
   const rotation = new SessionRotation({ lifecycle, scheduler: turnControl, events });
   const compaction = new CompactionService(db, summarizer, rotation, delivery, locks, { keepTurns: () => config.session.compact_keep_turns }, clock);
+  const skillJobs = skillSyncJobs(queueEnv);
+  const skills = new SkillLayer({ config, db, audit: deps.audit, plugins: deps.plugins, redis: main, jobs: skillJobs });
+  const jobProgressSource = new BullJobProgress(queueEnv, [QUEUES.skills]);
   const turns = new TurnService(db, turnControl, events, running, () => config.session.queue_mode);
   const agent = new AgentLoop(
     {
@@ -150,7 +162,7 @@ export async function buildChatServices(deps: ChatDeps): Promise<ChatServices> {
       models,
       tools: tools.agentTools,
       memory: deps.memory?.recall ?? NO_MEMORIES,
-      skills: NO_SKILLS,
+      skills: skills.prompter,
       outbound: delivery,
       usage,
       exchange: new AutoSummarizer(summaryQueue, () => config.session.summarizer_mode),
@@ -174,6 +186,7 @@ export async function buildChatServices(deps: ChatDeps): Promise<ChatServices> {
   const deferred = new DeferredCompaction({ db, compaction, requests: new RedisCompactionRequests(main, prefix), scheduler: turnControl });
   registerSummaryCommands(commands, { compaction, deferred });
   deps.memory?.registerCommands(commands);
+  skills.registerCommands(commands);
   registerPairingCommands(commands, { pairing, users: deps.users });
   const { pipeline, policies } = createInboundPipeline({ config, logger, db, redis: main, users: deps.users, pairing, lifecycle, rotation, turns, commands, events, notices: delivery, clock });
   const web = new WebChannel(pipeline, deps.users, deps.sessions, (channel) => config.channels[channel].enabled);
@@ -211,9 +224,11 @@ export async function buildChatServices(deps: ChatDeps): Promise<ChatServices> {
     maintenance,
     summarizer,
     compaction,
+    skills,
+    jobProgress: new JobProgressService(jobProgressSource),
     setPolicy: (channel, policy) => void policies.set(channel, policy),
     close: async () => {
-      for (const producer of [turnQueue, modelQueues, outboundQueue, maintenance, summaryQueue]) await producer.close();
+      for (const producer of [turnQueue, modelQueues, outboundQueue, maintenance, summaryQueue, skillJobs, jobProgressSource]) await producer.close();
       await liveness.stop();
       await router.dispose();
     },

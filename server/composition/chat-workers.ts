@@ -10,6 +10,7 @@ import { startMaintenanceWorker } from '../../jobs/maintenance';
 import { startOutboundWorker } from '../../jobs/outbound';
 import { startSummarizerWorker } from '../../jobs/summarizer';
 import { startTurnWorker } from '../../jobs/turns';
+import { startSkillSyncWorker } from '../../jobs/skills';
 import type { ChatServices } from './chat-services';
 import type { MemoryLayer } from './memory-layer';
 
@@ -46,6 +47,10 @@ export async function startChatWorkers(chat: ChatServices, deps: WorkerDeps): Pr
   stack.add('maintenance worker', () => housekeeping.close());
   const summarizer = await startSummarizerWorker(env, chat.summarizer, SUMMARIZER_CONCURRENCY);
   stack.add('summarizer worker', () => summarizer.close());
+  const skillSync = await startSkillSyncWorker(env, chat.skills.sync);
+  stack.add('skill sync worker', () => skillSync.close());
+  await chat.skills.startWatching(Ctx.system(logger, 'skills'));
+  stack.add('skills watcher', () => chat.skills.stopWatching());
   await chat.maintenance.schedule();
   await chat.turns.recoverPending(logger);
   void deps.memory?.startBackground(Ctx.system(logger, 'memory'));

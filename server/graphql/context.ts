@@ -14,6 +14,8 @@ export interface GraphQLStreams {
   sessionEvents(ctx: Ctx, sessionId: string, afterSeq: number): Promise<AsyncIterable<unknown>>;
   /** Status changes of this process's channels (ADMIN and above); absent where no channels run. */
   channelStatus?(ctx: Ctx): AsyncIterable<unknown>;
+  /** Updates of one background job (ADMIN and above) until it completes or fails. */
+  jobProgress?(ctx: Ctx, jobId: string): Promise<AsyncIterable<unknown>>;
 }
 
 /** What every resolver receives. */

@@ -8,7 +8,8 @@ import type { SessionEventSource } from '../modules/events';
 import type { MemorySearchService, MemoryService } from '../modules/memory';
 import type { PairingService } from '../modules/pairing';
 import type { PluginSettingService } from '../modules/plugins';
-import type { QueueService } from '../modules/queues';
+import type { JobProgressService, QueueService } from '../modules/queues';
+import type { SkillService, SkillSyncCommands } from '../modules/skills';
 import type { SessionMaintenanceService, SessionService } from '../modules/sessions';
 import type { CompactionService } from '../modules/summarizer';
 import type { ToolApprovalService, ToolRegistry } from '../modules/tools';
@@ -23,6 +24,7 @@ import { ChatResolver } from './resolvers/chat.resolver';
 import { MemoryResolver } from './resolvers/memory.resolver';
 import { PairingResolver } from './resolvers/pairing.resolver';
 import { QueueResolver } from './resolvers/queue.resolver';
+import { SkillResolver } from './resolvers/skill.resolver';
 import { SessionResolver } from './resolvers/session.resolver';
 import { ToolResolver } from './resolvers/tool.resolver';
 import { UserResolver } from './resolvers/user.resolver';
@@ -50,6 +52,8 @@ export interface ApiServices {
     sessionMaintenance: SessionMaintenanceService;
     tools: { registry: ToolRegistry; approvals: ToolApprovalService };
     overview: ChannelOverview;
+    skills: { service: SkillService; syncCommands: SkillSyncCommands };
+    jobProgress: JobProgressService;
   } | null;
 }
 
@@ -68,6 +72,7 @@ export function createResolverRegistry(s: ApiServices, maxPageSize: number): Res
     registry.set(ChatResolver, new ChatResolver(chat.web, s.sessions, chat.rotation, chat.turnControl, chat.usage, chat.compaction, chat.sessionMaintenance));
     registry.set(ToolResolver, new ToolResolver(chat.tools.registry, chat.tools.approvals));
     registry.set(ChannelResolver, new ChannelResolver(chat.overview));
+    registry.set(SkillResolver, new SkillResolver(chat.skills.service, chat.skills.syncCommands));
   }
   if (s.queues) registry.set(QueueResolver, new QueueResolver(s.queues));
   return registry;
@@ -94,5 +99,6 @@ export function createStreams(s: ApiServices, recheckMs: number): GraphQLStreams
       return guardSubscription(chat.events.subscribe(sessionId, afterSeq), stillAllowed, recheckMs);
     },
     channelStatus: (ctx) => chat.overview.watch(ctx),
+    jobProgress: (ctx, jobId) => chat.jobProgress.follow(ctx, jobId),
   };
 }
