@@ -199,7 +199,7 @@ describe('skills end to end', () => {
   });
 
   it('syncSkills runs as a job whose progress jobProgress streams; a removed folder is gone', async () => {
-    rmSync(path.join(skillsDir, 'telegram-only'), { recursive: true });
+    rmSync(path.join(skillsDir, 'telegram-only'), { recursive: true, force: true });
     const { jobId, queue } = dataOf(await owner.http<{ syncSkills: { jobId: string; queue: string } }, unknown>(SYNC)).syncSkills;
     expect(queue).toBe('skills');
     const updates: Array<{ state: string; percent: number | null; result: unknown }> = [];
