@@ -190,6 +190,8 @@ export class App {
         beats: chat.beats.beats,
         beatRunner: chat.beats.runner,
         beatFeed: chat.beats.feed,
+        skills: { service: chat.skills.service, syncCommands: chat.skills.syncCommands },
+        jobProgress: chat.jobProgress,
       },
     };
   }

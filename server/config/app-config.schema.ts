@@ -199,6 +199,24 @@ const beats = z
   .strict()
   .prefault({});
 
+const skills = z
+  .object({
+    dir: z.string().default('./plugins/skills').describe('Folder of the skills: one <name>/SKILL.md per skill (relative paths from the working directory).'),
+    mode: z.enum(['auto', 'manual']).default('auto').describe('auto: the skills the sender may use are in every prompt; manual: they are only listed, /skill <name> loads one for the next turn.'),
+    max_chars: z.number().int().min(0).default(6000).describe('Character budget of the skills part of the prompt; skills that do not fit are left out.'),
+    watch_debounce_ms: z.number().int().min(10).default(300).describe('Quiet time after a change in the skills folder before it is synced again.'),
+  })
+  .strict()
+  .prefault({});
+
+const webhooks = z
+  .object({
+    max_body_kb: z.number().int().min(1).default(64).describe('Largest accepted webhook body in KiB; larger requests get 413.'),
+    rate_per_minute: z.number().int().min(1).default(30).describe('Calls per minute accepted per webhook; more get 429 with Retry-After.'),
+  })
+  .strict()
+  .prefault({});
+
 const channelCommon = {
   enabled: z.boolean().default(false).describe('Start this channel.'),
   dm_policy: dmPolicy.default('pairing').describe('Unknown DM senders: pairing | open | allowlist | disabled.'),
@@ -253,6 +271,8 @@ export const appConfigSchema = z
     memory,
     tools,
     beats,
+    skills,
+    webhooks,
     channels,
     default_trust: trustLevel.default('MEMBER').describe('Trust of users created without an explicit level.'),
   })
