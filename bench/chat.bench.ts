@@ -44,7 +44,7 @@ export async function chatBench(b: BenchContext): Promise<void> {
     const one = sessions[0]!;
     for (let i = 0; i < 10; i++) await one.turn(`warm up ${i}`);
     const timings = [];
-    for (let i = 0; i < (quick ? 60 : 400); i++) timings.push(await one.turn(`hello number ${i}`));
+    for (let i = 0; i < (quick ? 40 : 400); i++) timings.push(await one.turn(`hello number ${i}`));
     const lat = summarize(timings.map((t) => t.totalMs));
     results.add({ benchmark: 'turn overhead, 1 session', latency: lat, floor: { name: 'turn floor', p50: turnFloor }, target: 'p50 ≤ 8 ms, p99 ≤ 25 ms', meets: lat.p50 <= 8 && lat.p99 <= 25 });
     const first = summarize(timings.map((t) => t.firstDeltaMs ?? NaN).filter((x) => !Number.isNaN(x)));
@@ -61,7 +61,7 @@ export async function chatBench(b: BenchContext): Promise<void> {
     let turnsDone = 10 + timings.length + 2;
     for (const n of [10, 50]) {
       const group = sessions.slice(0, n);
-      const limit = n === 50 && !quick ? { count: 3000 } : { durationMs: quick ? 3000 : 15_000 };
+      const limit = n === 50 && !quick ? { count: 3000 } : { durationMs: quick ? 2000 : 15_000 };
       const r = await closedLoop(n, limit, async (l, it) => void (await group[l]!.turn(`load ${n} ${it}`)));
       turnsDone += r.latencies.length;
       const s = summarize(r.latencies);
@@ -96,7 +96,7 @@ export async function chatBench(b: BenchContext): Promise<void> {
       ],
     ];
     for (const c of [10, 50]) {
-      const floor = await httpFloor(c, quick ? 1000 : 4000);
+      const floor = await httpFloor(c, quick ? 700 : 4000);
       results.floor(`http c=${c}`, floor);
       for (const [name, query, target, ok] of queries) {
         const body = JSON.stringify({ query });
@@ -104,7 +104,7 @@ export async function chatBench(b: BenchContext): Promise<void> {
         const check = await http.post('/graphql', body, headers);
         if (check.status !== 200 || check.body.includes('"errors"')) throw new Error(`${name}: ${check.body.slice(0, 300)}`);
         await closedLoop(c, { count: 200 }, async () => void (await http.post('/graphql', body, headers)));
-        const r = await closedLoop(c, { durationMs: quick ? 1500 : 6000 }, async () => void (await http.post('/graphql', body, headers)));
+        const r = await closedLoop(c, { durationMs: quick ? 1000 : 6000 }, async () => void (await http.post('/graphql', body, headers)));
         const s = summarize(r.latencies);
         const rate = (r.latencies.length / r.wallMs) * 1000;
         results.add({

@@ -7,11 +7,21 @@ import 'reflect-metadata';
 import { mkdirSync } from 'node:fs';
 import path from 'node:path';
 import { chatBench } from './chat.bench';
+import { memoryBench } from './memory.bench';
+import { telegramBench } from './telegram.bench';
+import { subscribersBench } from './subscribers.bench';
+import { startupBench } from './startup.bench';
+import { contentionBench } from './contention.bench';
 import type { BenchContext } from './support/context';
 import { Results } from './support/results';
 
 const SUITES: Record<string, (b: BenchContext) => Promise<void>> = {
   chat: chatBench,
+  memory: memoryBench,
+  contention: contentionBench,
+  telegram: telegramBench,
+  subscribers: subscribersBench,
+  startup: startupBench,
 };
 
 async function main(argv: string[]): Promise<number> {
