@@ -121,6 +121,7 @@ export class Corpus {
 export interface CorpusDb {
   db: Db;
   store: SqlMemoryStore;
+  embedder: MemoryEmbedder;
   ctx: Ctx;
   dataDir: string;
   close(): Promise<void>;
@@ -137,7 +138,7 @@ export async function openCorpusDb(corpus: Corpus, model: string, dataDir = mkdt
   const store = new SqlMemoryStore(db, { embedder, logger });
   const ctx = Ctx.system(logger, 'bench');
   await store.init(ctx);
-  return { db, store, ctx, dataDir, close: () => dataSource.destroy() };
+  return { db, store, embedder, ctx, dataDir, close: () => dataSource.destroy() };
 }
 
 /** Memories rows for the corpus (user-scoped to `userId`) plus their index entries, in batches; returns memories/s of the index part. */
