@@ -2,7 +2,7 @@ import type { Ctx } from '../../common/ctx';
 import type { Logger } from '../../common/logger';
 import type { Db } from '../../persistence/db';
 import { keywordScorer, rankCandidates, resolveRankingOptions, similarity, type RankCandidate, type RankingOptions, type ResolvedRankingOptions } from './hybrid-ranking';
-import { decodeVector, type MemoryEmbedder } from './memory-embedder';
+import type { MemoryEmbedder } from './memory-embedder';
 import type { MemoryStore, MemoryStoreHit, MemoryStoreItem, MemoryStoreSearchOptions } from './memory-store';
 import { contentHash, queryTerms, tokenize } from './memory-text';
 import { SqliteVectorTables, type VectorWrite } from './sqlite-vector-tables';
@@ -28,8 +28,6 @@ interface IndexRow {
   itemUpdatedAt: Date | string;
   contentHash: string;
   vectorModel: string | null;
-  /** The cached embedding (base64), joined from `memory_embeddings` on SQLite searches. */
-  embeddingText?: string | null;
 }
 
 /** Builds `?` (SQLite) or `$n` (PostgreSQL) placeholders in the order the SQL text is written. */
@@ -48,6 +46,8 @@ class Params {
 const CHUNK = 400;
 /** Candidates of the coarse (binary code) step of vector search, re-ranked by exact cosine. */
 const COARSE_CANDIDATES = 400;
+/** Items per multi-row INSERT of an upsert (9 parameters each). */
+const UPSERT_ROWS = 200;
 
 function chunks<T>(list: readonly T[], size = CHUNK): T[][] {
   const out: T[][] = [];
@@ -141,37 +141,50 @@ export class SqlMemoryStore implements MemoryStore {
         need.forEach((n, k) => (vectors[n.i] = embedded[k]!));
       }
     }
+    // The last of several items with one id wins (as if they were written one after the other).
+    const last = new Map(items.map((item, i) => [item.id, i]));
+    const order = [...last.values()].sort((x, y) => x - y);
     const written: VectorWrite[] = [];
     const dropped: number[] = [];
     await this.db.withTransaction(ctx, async (tx) => {
       written.length = dropped.length = 0;
-      const current = await this.rowsByItemId(tx, items.map((i) => i.id));
-      for (let i = 0; i < items.length; i++) {
-        const item = items[i]!;
-        const row = current.get(item.id);
-        const vector = vectors[i]!;
-        const contentChanged = !row || row.contentHash !== hashes[i];
-        const keepVector = !!row && !contentChanged && row.owner === item.owner && row.vectorModel !== null;
-        const vectorModel = vector ? model : keepVector ? row!.vectorModel : null;
+      const current = await this.rowsByItemId(tx, order.map((i) => items[i]!.id));
+      for (const part of chunks(order, UPSERT_ROWS)) {
+        const plan = part.map((i) => {
+          const item = items[i]!;
+          const row = current.get(item.id);
+          const contentChanged = !row || row.contentHash !== hashes[i];
+          const keepVector = !!row && !contentChanged && row.owner === item.owner && row.vectorModel !== null;
+          const vector = vectors[i]!;
+          return { item, row, hash: hashes[i]!, vector, contentChanged, keepVector, vectorModel: vector ? model : keepVector ? row!.vectorModel : null };
+        });
         const p = new Params(this.pg);
+        const values = plan.map(
+          ({ item, hash, vectorModel }) =>
+            `(${p.add(item.id)}, ${p.add(item.owner)}, ${p.add(item.type)}, ${p.add(item.content)}, ${p.add(this.pg ? tokenize(item.content).join(' ') : '')}, ${p.add(item.importance)}, ` +
+            `${p.add(this.pg ? item.updatedAt : sqliteDate(item.updatedAt))}, ${p.add(hash)}, ${p.add(vectorModel)})`,
+        );
         const sql =
-          `INSERT INTO memory_index ("itemId", owner, type, content, "searchText", importance, "itemUpdatedAt", "contentHash", "vectorModel") ` +
-          `VALUES (${p.add(item.id)}, ${p.add(item.owner)}, ${p.add(item.type)}, ${p.add(item.content)}, ${p.add(this.pg ? tokenize(item.content).join(' ') : '')}, ${p.add(item.importance)}, ` +
-          `${p.add(this.pg ? item.updatedAt : sqliteDate(item.updatedAt))}, ${p.add(hashes[i])}, ${p.add(vectorModel)}) ` +
+          `INSERT INTO memory_index ("itemId", owner, type, content, "searchText", importance, "itemUpdatedAt", "contentHash", "vectorModel") VALUES ${values.join(', ')} ` +
           `ON CONFLICT ("itemId") DO UPDATE SET owner = excluded.owner, type = excluded.type, content = excluded.content, "searchText" = excluded."searchText", ` +
           `importance = excluded.importance, "itemUpdatedAt" = excluded."itemUpdatedAt", "contentHash" = excluded."contentHash", ` +
-          `"vectorModel" = excluded."vectorModel" RETURNING seq`;
-        const [{ seq }] = (await this.query(tx, sql, p.values)) as Array<{ seq: number }>;
+          `"vectorModel" = excluded."vectorModel" RETURNING seq, "itemId"`;
+        const seqOf = new Map(((await this.query(tx, sql, p.values)) as Array<{ seq: number; itemId: string }>).map((r) => [r.itemId, Number(r.seq)]));
         if (this.pg) continue;
-        if (contentChanged) {
-          if (row) await this.query(tx, 'DELETE FROM memory_fts WHERE rowid = ?', [seq]);
-          await this.query(tx, 'INSERT INTO memory_fts (rowid, content) VALUES (?, ?)', [seq, item.content]);
+        const changed = plan.filter((x) => x.contentChanged);
+        const stale = changed.filter((x) => x.row).map((x) => seqOf.get(x.item.id)!);
+        if (stale.length) await this.query(tx, `DELETE FROM memory_fts WHERE rowid IN (${stale.map(() => '?').join(', ')})`, stale);
+        if (changed.length) {
+          const fts = changed.flatMap((x) => [seqOf.get(x.item.id)!, x.item.content]);
+          await this.query(tx, `INSERT INTO memory_fts (rowid, content) VALUES ${changed.map(() => '(?, ?)').join(', ')}`, fts);
         }
-        if (this.vecDims !== null && row && !keepVector) {
-          await this.vec.remove(tx, [seq]);
-          dropped.push(seq);
+        const unvectored = this.vecDims === null ? [] : plan.filter((x) => x.row && !x.keepVector).map((x) => seqOf.get(x.item.id)!);
+        if (unvectored.length) {
+          await this.vec.remove(tx, unvectored);
+          dropped.push(...unvectored);
         }
-        if (vector && this.vecDims === vector.length) written.push(await this.vec.put(tx, seq, item.owner, vector, keepVector));
+        const puts = plan.filter((x) => x.vector && this.vecDims === x.vector.length).map((x) => ({ seq: seqOf.get(x.item.id)!, owner: x.item.owner, vector: x.vector! }));
+        written.push(...(await this.vec.putMany(tx, puts)));
       }
     });
     this.vec.committed(written, dropped);
@@ -222,7 +235,7 @@ export class SqlMemoryStore implements MemoryStore {
         written.length = 0;
         for (let i = 0; i < rows.length; i++) {
           const row = rows[i]!;
-          written.push(await this.vec.put(tx, row.seq, row.owner, vectors[i]!, true));
+          written.push(await this.vec.put(tx, row.seq, row.owner, vectors[i]!));
           await this.query(tx, 'UPDATE memory_index SET "vectorModel" = ? WHERE seq = ? AND "contentHash" = ?', [model, row.seq, row.contentHash]);
         }
       });
@@ -248,36 +261,29 @@ export class SqlMemoryStore implements MemoryStore {
       for (const row of await this.keywordRows(ctx, terms, options, poolSize)) candidates.set(row.itemId, row);
       for (const term of terms) docFreq.set(term, await this.termCount(ctx, term, options));
     }
-    // Vector side: the nearest binary codes among the visible owners, re-ranked by exact cosine over the
-    // float vectors (read with the rows, from the embeddings cache); the best `poolSize` are candidates.
+    // Vector side: the nearest binary codes among the visible owners, re-ranked by exact cosine over their
+    // float vectors; the best `poolSize` that pass the filters are candidates.
     const model = this.vectorsEnabled && this.vecDims !== null ? this.embedder!.model : null;
     const queryVector = model && query.trim() ? await this.embedder!.embedQuery(ctx, query) : null;
-    const embeddings = new Map<number, Float32Array>();
+    let embeddings = new Map<number, Float32Array>();
     if (queryVector && queryVector.length === this.vecDims) {
       const coarse = await this.vec.nearest(ctx, queryVector, options.owners, Math.max(COARSE_CANDIDATES, poolSize * 5));
-      const scored: Array<{ row: IndexRow; sim: number }> = [];
-      for (const part of chunks(coarse.slice(0, 4 * Math.max(COARSE_CANDIDATES, poolSize * 5)))) {
+      embeddings = await this.vec.vectors(ctx, coarse.slice(0, 4 * Math.max(COARSE_CANDIDATES, poolSize * 5)));
+      const ranked = [...embeddings].map(([seq, v]) => ({ seq, sim: similarity(queryVector, v) })).sort((a, b) => b.sim - a.sim);
+      const order = new Map(ranked.map((r, i) => [r.seq, i]));
+      const best = ranked.slice(0, poolSize * 2).map((r) => r.seq);
+      if (best.length) {
         const p = new Params(false);
         const rows = (await this.query(
           ctx,
-          `SELECT i.*, e.vector AS "embeddingText" FROM memory_index i LEFT JOIN memory_embeddings e ON e."contentHash" = i."contentHash" AND e.model = i."vectorModel" ` +
-            `WHERE i.seq IN (${p.list(part)}) AND ${this.filterSql(p, options)} AND i."vectorModel" = ${p.add(model)}`,
+          `SELECT i.* FROM memory_index i WHERE i.seq IN (${p.list(best)}) AND ${this.filterSql(p, options)} AND i."vectorModel" = ${p.add(model)}`,
           p.values,
         )) as IndexRow[];
-        for (const row of rows) {
-          const v = await this.embeddingOf(ctx, row);
-          if (!v) continue;
-          embeddings.set(row.seq, v);
-          scored.push({ row, sim: similarity(queryVector, v) });
-        }
+        rows.sort((a, b) => order.get(a.seq)! - order.get(b.seq)!);
+        for (const row of rows.slice(0, poolSize)) candidates.set(row.itemId, row);
       }
-      scored.sort((a, b) => b.sim - a.sim);
-      for (const { row } of scored.slice(0, poolSize)) candidates.set(row.itemId, row);
-      for (const row of candidates.values()) {
-        if (row.vectorModel !== model || embeddings.has(row.seq)) continue;
-        const v = await this.embeddingOf(ctx, row);
-        if (v) embeddings.set(row.seq, v);
-      }
+      const missing = [...candidates.values()].filter((r) => r.vectorModel === model && !embeddings.has(r.seq)).map((r) => r.seq);
+      for (const [seq, v] of await this.vec.vectors(ctx, missing)) embeddings.set(seq, v);
     }
     const owners = options.owners === 'all' ? null : new Set(options.owners);
     const list: RankCandidate[] = [];
@@ -351,9 +357,7 @@ export class SqlMemoryStore implements MemoryStore {
     const match = terms.map((t) => `"${t}"`).join(' OR ');
     return (await this.query(
       ctx,
-      `SELECT i.*, e.vector AS "embeddingText" FROM memory_fts JOIN memory_index i ON i.seq = memory_fts.rowid ` +
-        `LEFT JOIN memory_embeddings e ON e."contentHash" = i."contentHash" AND e.model = i."vectorModel" ` +
-        `WHERE memory_fts MATCH ${p.add(match)} AND ${this.filterSql(p, options)} ` +
+      `SELECT i.* FROM memory_fts JOIN memory_index i ON i.seq = memory_fts.rowid WHERE memory_fts MATCH ${p.add(match)} AND ${this.filterSql(p, options)} ` +
         `ORDER BY bm25(memory_fts) LIMIT ${limit}`,
       p.values,
     )) as IndexRow[];
@@ -367,14 +371,5 @@ export class SqlMemoryStore implements MemoryStore {
       : `SELECT COUNT(*) AS n FROM memory_fts JOIN memory_index i ON i.seq = memory_fts.rowid WHERE memory_fts MATCH ${p.add(`"${term}"`)} AND ${this.filterSql(p, options)}`;
     const [row] = (await this.query(ctx, sql, p.values)) as Array<{ n: number | string }>;
     return Number(row?.n ?? 0);
-  }
-
-  /** The float vector of an indexed row: from the joined embeddings cache, else from `memory_vec`. */
-  private async embeddingOf(ctx: Ctx, row: IndexRow): Promise<Float32Array | null> {
-    if (row.embeddingText) {
-      const v = decodeVector(row.embeddingText);
-      if (v.length === this.vecDims) return v;
-    }
-    return this.vec.vectorOf(ctx, row.seq);
   }
 }

@@ -4,13 +4,15 @@ import type { Db } from '../../persistence/db';
 import { vectorBytes, vectorFromBytes } from './memory-embedder';
 import { binaryCode, codeBytes, VectorCodeIndex } from './vector-code-index';
 
-// === The SQLite vector tables of SqlMemoryStore
-// `memory_vec` (sqlite-vec vec0, rowid = seq, partitioned by owner) keeps the float vectors;
-// `memory_vec_bits` (seq, owner, code) their binary codes for the coarse step of search, loaded into a
-// VectorCodeIndex. Both are created for the embedding dimension in use and rebuilt empty when it changes.
+// === The vector table of SqlMemoryStore on SQLite
+// `memory_vectors` (seq = memory_index.seq, owner, code, embedding): the float vector of each item and its
+// binary code. Search scans the codes (loaded per owner into a VectorCodeIndex) and re-ranks the nearest by
+// exact cosine over the float vectors, read by primary key. The table is created for the embedding
+// dimension in use (its CHECK says which) and rebuilt empty when the dimension changes. Databases from
+// before it kept vectors in a sqlite-vec table (`memory_vec`); those are moved over once.
 
-export const VEC_TABLE = 'memory_vec';
-export const BITS_TABLE = 'memory_vec_bits';
+export const VECTORS_TABLE = 'memory_vectors';
+const LEGACY_VEC_TABLE = 'memory_vec';
 
 type Query = (ctx: Ctx, sql: string, params?: readonly unknown[]) => Promise<unknown[]>;
 
@@ -22,10 +24,12 @@ export interface VectorWrite {
 }
 
 export class SqliteVectorTables {
-  /** Dimension of the existing `memory_vec` table, null when there is none. */
+  /** Dimension of the vector table, null when there is none. */
   dims: number | null = null;
   codes: VectorCodeIndex | null = null;
   private dataVersion: number | null = null;
+  /** Ctx the code loader reads with (that of the search asking). */
+  private loadCtx: Ctx | null = null;
 
   constructor(
     private readonly db: Db,
@@ -33,46 +37,47 @@ export class SqliteVectorTables {
     private readonly logger: Logger,
   ) {}
 
-  /** Reads the dimension of an existing table; creates (and fills) the codes table of an older database. */
+  /** Reads the dimension of an existing table; moves the vectors of an older database over. */
   async open(ctx: Ctx): Promise<void> {
     await this.readDims(ctx);
-    if (this.dims === null) return;
-    const [bits] = (await this.query(ctx, `SELECT name FROM sqlite_master WHERE name = '${BITS_TABLE}'`)) as Array<{ name: string }>;
-    if (!bits) await this.backfillCodes(ctx);
-    this.useCodes(this.dims);
+    if (this.dims === null) await this.moveLegacy(ctx);
+    if (this.dims !== null) this.useCodes(this.dims);
   }
 
   private useCodes(dims: number): void {
     this.codes = new VectorCodeIndex(dims, async (owner) => {
-      return (await this.query(this.loadCtx!, `SELECT seq, code FROM ${BITS_TABLE} WHERE owner = ?`, [owner])) as Array<{ seq: number; code: Uint8Array }>;
+      return (await this.query(this.loadCtx!, `SELECT seq, code FROM ${VECTORS_TABLE} WHERE owner = ?`, [owner])) as Array<{ seq: number; code: Uint8Array }>;
     });
   }
-
-  /** Ctx the code loader reads with (that of the search asking). */
-  private loadCtx: Ctx | null = null;
 
   private async readDims(ctx: Ctx): Promise<void> {
-    const [row] = (await this.query(ctx, `SELECT sql FROM sqlite_master WHERE name = '${VEC_TABLE}'`)) as Array<{ sql: string }>;
-    const match = row ? /float\[(\d+)\]/.exec(row.sql) : null;
-    this.dims = match ? Number(match[1]) : null;
+    const [row] = (await this.query(ctx, `SELECT sql FROM sqlite_master WHERE name = '${VECTORS_TABLE}'`)) as Array<{ sql: string }>;
+    const match = row ? /length\(embedding\) = (\d+)/.exec(row.sql) : null;
+    this.dims = match ? Number(match[1]) / 4 : null;
   }
 
-  private async createCodesTable(ctx: Ctx): Promise<void> {
-    await this.query(ctx, `CREATE TABLE IF NOT EXISTS ${BITS_TABLE} (seq INTEGER PRIMARY KEY, owner TEXT NOT NULL, code BLOB NOT NULL)`);
-    await this.query(ctx, `CREATE INDEX IF NOT EXISTS ${BITS_TABLE}_owner ON ${BITS_TABLE} (owner)`);
+  private async create(tx: Ctx, dims: number): Promise<void> {
+    await this.query(tx, `CREATE TABLE ${VECTORS_TABLE} (seq INTEGER PRIMARY KEY, owner TEXT NOT NULL, code BLOB NOT NULL, embedding BLOB NOT NULL CHECK (length(embedding) = ${dims * 4}))`);
+    await this.query(tx, `CREATE INDEX ${VECTORS_TABLE}_owner ON ${VECTORS_TABLE} (owner)`);
   }
 
-  /** Codes of every vector already in `memory_vec` (a database from before the codes table). */
-  private async backfillCodes(ctx: Ctx): Promise<void> {
+  /** Vectors of a database from before this table (sqlite-vec's `memory_vec`), moved over once. */
+  private async moveLegacy(ctx: Ctx): Promise<void> {
+    const [legacy] = (await this.query(ctx, `SELECT sql FROM sqlite_master WHERE name = '${LEGACY_VEC_TABLE}'`)) as Array<{ sql: string }>;
+    const match = legacy ? /float\[(\d+)\]/.exec(legacy.sql) : null;
+    if (!match) return;
+    const dims = Number(match[1]);
     await this.db.withTransaction(ctx, async (tx) => {
-      await this.createCodesTable(tx);
-      const rows = (await this.query(tx, `SELECT rowid AS seq, owner, embedding FROM ${VEC_TABLE}`)) as Array<{ seq: number | bigint; owner: string; embedding: Uint8Array }>;
-      for (const row of rows) await this.insertCode(tx, { seq: Number(row.seq), owner: row.owner, code: binaryCode(vectorFromBytes(row.embedding)) });
-      if (rows.length) this.logger.info({ vectors: rows.length }, 'memory search: binary codes built for the stored vectors');
+      await this.create(tx, dims);
+      const rows = (await this.query(tx, `SELECT rowid AS seq, owner, embedding FROM ${LEGACY_VEC_TABLE}`)) as Array<{ seq: number | bigint; owner: string; embedding: Uint8Array }>;
+      for (const row of rows) await this.insert(tx, Number(row.seq), row.owner, vectorFromBytes(row.embedding));
+      await this.query(tx, `DROP TABLE ${LEGACY_VEC_TABLE}`);
+      if (rows.length) this.logger.info({ vectors: rows.length }, 'memory search: vectors moved to memory_vectors');
     });
+    this.dims = dims;
   }
 
-  /** Creates the tables for this dimension; tables of another dimension (new model) are rebuilt empty. */
+  /** Creates the table for this dimension; a table of another dimension (new model) is rebuilt empty. */
   async ensure(ctx: Ctx, dims: number): Promise<void> {
     if (this.dims === dims) return;
     await this.readDims(ctx);
@@ -80,35 +85,47 @@ export class SqliteVectorTables {
     await this.db.withTransaction(ctx, async (tx) => {
       if (this.dims !== null) {
         this.logger.info({ from: this.dims, to: dims }, 'embedding dimension changed — rebuilding the vector index');
-        await this.query(tx, `DROP TABLE ${VEC_TABLE}`);
-        await this.query(tx, `DROP TABLE IF EXISTS ${BITS_TABLE}`);
+        await this.query(tx, `DROP TABLE ${VECTORS_TABLE}`);
         await this.query(tx, 'UPDATE memory_index SET "vectorModel" = NULL');
       }
-      await this.query(tx, `CREATE VIRTUAL TABLE ${VEC_TABLE} USING vec0(owner text partition key, embedding float[${dims}] distance_metric=cosine)`);
-      await this.createCodesTable(tx);
+      await this.create(tx, dims);
     });
     this.dims = dims;
+    this.codes?.clear();
     this.useCodes(dims);
   }
 
-  /** Writes (or replaces) the vector of `seq`; returns what to apply to the code index after commit. */
-  async put(tx: Ctx, seq: number, owner: string, vector: Float32Array, replace: boolean): Promise<VectorWrite> {
-    if (replace) await this.query(tx, `DELETE FROM ${VEC_TABLE} WHERE rowid = ?`, [BigInt(seq)]);
-    await this.query(tx, `INSERT INTO ${VEC_TABLE} (rowid, owner, embedding) VALUES (?, ?, ?)`, [BigInt(seq), owner, vectorBytes(vector)]);
-    const write = { seq, owner, code: binaryCode(vector) };
-    await this.insertCode(tx, write);
-    return write;
+  private async insert(tx: Ctx, seq: number, owner: string, vector: Float32Array): Promise<VectorWrite> {
+    const code = binaryCode(vector);
+    await this.query(tx, `INSERT OR REPLACE INTO ${VECTORS_TABLE} (seq, owner, code, embedding) VALUES (?, ?, ?, ?)`, [seq, owner, codeBytes(code), vectorBytes(vector)]);
+    return { seq, owner, code };
   }
 
-  private async insertCode(tx: Ctx, w: VectorWrite): Promise<void> {
-    await this.query(tx, `INSERT OR REPLACE INTO ${BITS_TABLE} (seq, owner, code) VALUES (?, ?, ?)`, [w.seq, w.owner, codeBytes(w.code)]);
+  /** Writes (or replaces) the vector of `seq`; returns what to apply to the code index after commit. */
+  put(tx: Ctx, seq: number, owner: string, vector: Float32Array): Promise<VectorWrite> {
+    return this.insert(tx, seq, owner, vector);
+  }
+
+  /** `put` for many, in multi-row statements. */
+  async putMany(tx: Ctx, list: ReadonlyArray<{ seq: number; owner: string; vector: Float32Array }>): Promise<VectorWrite[]> {
+    const out: VectorWrite[] = [];
+    for (let i = 0; i < list.length; i += 200) {
+      const part = list.slice(i, i + 200);
+      const params: unknown[] = [];
+      for (const { seq, owner, vector } of part) {
+        const code = binaryCode(vector);
+        params.push(seq, owner, codeBytes(code), vectorBytes(vector));
+        out.push({ seq, owner, code });
+      }
+      await this.query(tx, `INSERT OR REPLACE INTO ${VECTORS_TABLE} (seq, owner, code, embedding) VALUES ${part.map(() => '(?, ?, ?, ?)').join(', ')}`, params);
+    }
+    return out;
   }
 
   async remove(tx: Ctx, seqs: readonly number[]): Promise<void> {
-    for (const seq of seqs) await this.query(tx, `DELETE FROM ${VEC_TABLE} WHERE rowid = ?`, [BigInt(seq)]);
     for (let i = 0; i < seqs.length; i += 400) {
       const part = seqs.slice(i, i + 400);
-      await this.query(tx, `DELETE FROM ${BITS_TABLE} WHERE seq IN (${part.map(() => '?').join(', ')})`, part);
+      await this.query(tx, `DELETE FROM ${VECTORS_TABLE} WHERE seq IN (${part.map(() => '?').join(', ')})`, part);
     }
   }
 
@@ -122,8 +139,7 @@ export class SqliteVectorTables {
     if (!this.codes) return [];
     this.loadCtx = ctx;
     await this.checkOtherWriters(ctx);
-    const list =
-      owners === 'all' ? ((await this.query(ctx, `SELECT DISTINCT owner FROM ${BITS_TABLE}`)) as Array<{ owner: string }>).map((r) => r.owner) : owners;
+    const list = owners === 'all' ? ((await this.query(ctx, `SELECT DISTINCT owner FROM ${VECTORS_TABLE}`)) as Array<{ owner: string }>).map((r) => r.owner) : owners;
     return this.codes.nearest(vector, list, k);
   }
 
@@ -135,9 +151,14 @@ export class SqliteVectorTables {
     this.dataVersion = version;
   }
 
-  /** The float vector of one item (when the embeddings cache has none). */
-  async vectorOf(ctx: Ctx, seq: number): Promise<Float32Array | null> {
-    const [row] = (await this.query(ctx, `SELECT embedding FROM ${VEC_TABLE} WHERE rowid = ?`, [BigInt(seq)])) as Array<{ embedding: Uint8Array }>;
-    return row ? vectorFromBytes(row.embedding) : null;
+  /** Float vectors of these items, by seq. */
+  async vectors(ctx: Ctx, seqs: readonly number[]): Promise<Map<number, Float32Array>> {
+    const out = new Map<number, Float32Array>();
+    for (let i = 0; i < seqs.length; i += 400) {
+      const part = seqs.slice(i, i + 400);
+      const rows = (await this.query(ctx, `SELECT seq, embedding FROM ${VECTORS_TABLE} WHERE seq IN (${part.map(() => '?').join(', ')})`, part)) as Array<{ seq: number; embedding: Uint8Array }>;
+      for (const row of rows) out.set(Number(row.seq), vectorFromBytes(row.embedding));
+    }
+    return out;
   }
 }
