@@ -11,6 +11,8 @@ import { RedisInteractiveMarks } from '../redis/redis-interactive-marks';
 import { RedisMailbox } from '../redis/redis-mailbox';
 import { ProcessLiveness } from '../redis/process-liveness';
 import { ChannelRegistry } from '../channels/channel-registry';
+import { LiveReplyRelay } from '../channels/live-reply-relay';
+import { Ctx } from '../common/ctx';
 import { DeliveryService } from '../channels/delivery';
 import { ChannelOverview } from '../channels/policies/channel-overview';
 import { WebChannel } from '../channels/web/web-channel';
@@ -24,7 +26,7 @@ import type { MemoryService } from '../modules/memory';
 import { estimateMessages, ModelCallService, ModelRouter } from '../modules/models';
 import { PairingService, registerPairingCommands } from '../modules/pairing';
 import type { PluginSettingService } from '../modules/plugins';
-import { SessionLifecycleService, SessionMaintenanceService, type SessionService } from '../modules/sessions';
+import { Session, SessionLifecycleService, SessionMaintenanceService, type SessionService } from '../modules/sessions';
 import { AutoSummarizer, CompactionService, CompactionValve, DeferredCompaction, registerSummaryCommands, SummarizerService } from '../modules/summarizer';
 import { RedisCompactionRequests } from '../redis/redis-compaction-requests';
 import { UsageService } from '../modules/usage';
@@ -124,12 +126,17 @@ export async function buildChatServices(deps: ChatDeps): Promise<ChatServices> {
   const modelQueues = new ModelCallQueues(queueEnv, router, config.ai.max_retries);
   await modelQueues.init();
   const modelLog = logger.child({ module: 'model-calls' });
+  const channels = new ChannelRegistry(logger.child({ module: 'channels' }));
+  // Deltas also reach channels that stream replies live (Telegram with stream: edit).
+  const liveReplies = new LiveReplyRelay(events, channels, async (sessionId) => {
+    const s = await db.repo(Ctx.system(logger, 'live-replies'), Session).findOneBy({ id: sessionId });
+    return s ? { channel: s.channel, chatId: s.chatId } : null;
+  });
   const models = new ModelCallService(
     router,
-    { jobs: modelQueues, executor: new ModelCallExecutor(events), marks: new RedisInteractiveMarks(main, prefix, config.ai.background_grace_ms) },
+    { jobs: modelQueues, executor: new ModelCallExecutor(liveReplies), marks: new RedisInteractiveMarks(main, prefix, config.ai.background_grace_ms) },
     { backgroundGraceMs: config.ai.background_grace_ms, onFallback: (from, err) => modelLog.warn({ from, err }, 'model call failed; trying the fallback') },
   );
-  const channels = new ChannelRegistry(logger.child({ module: 'channels' }));
   const outboundQueue = deliveryJobs(queueEnv, q.outbound_attempts);
   const delivery = new DeliveryService(
     { channels, mailbox: new RedisMailbox(main, prefix, q.turn_lock_ms, liveness), jobs: outboundQueue, events, logger: logger.child({ module: 'outbound' }) },
@@ -139,7 +146,12 @@ export async function buildChatServices(deps: ChatDeps): Promise<ChatServices> {
   const summaryQueue = summaryJobs(queueEnv);
   const summarizer = new SummarizerService(db, models, deps.memories, deps.users, usage);
   const rotation = new SessionRotation({ lifecycle, scheduler: turnControl, events });
-  const compaction = new CompactionService(db, summarizer, rotation, delivery, locks, { keepTurns: () => config.session.compact_keep_turns }, clock);
+  const compaction = new CompactionService(db, summarizer, rotation, delivery, locks, {
+    keepTurns: () => config.session.compact_keep_turns,
+    // A compacted session starts at no more than half the threshold, so it does not compact again at once.
+    seedBudgetTokens: () => Math.floor(config.session.compact_threshold * models.info('main').contextWindow * 0.5),
+    contextWindow: () => models.info('main').contextWindow,
+  }, clock);
   const turns = new TurnService(db, turnControl, events, running, () => config.session.queue_mode);
   const agent = new AgentLoop(
     {
@@ -180,7 +192,7 @@ export async function buildChatServices(deps: ChatDeps): Promise<ChatServices> {
   const sessionMaintenance = new SessionMaintenanceService(db, deps.sessions, turnControl, events, clock);
   const housekeeping = new HousekeepingService({ sessions: sessionMaintenance, approvals: tools.approvals, retentionDays: () => config.session.retention_days });
   const maintenance = maintenanceJobs(queueEnv, MAINTENANCE_EVERY_MS);
-  for (const transport of createChannelTransports({ config, logger, redactor: deps.redactor, onStatus: (t) => channels.emitStatus(t.status()) })) {
+  for (const transport of createChannelTransports({ config, logger, redactor: deps.redactor, onStatus: (t) => channels.emitStatus(t.status()), commands: () => commands.menu() })) {
     channels.register(transport);
   }
   const overview = new ChannelOverview({ registry: channels, settings: deps.plugins });

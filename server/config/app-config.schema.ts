@@ -187,7 +187,11 @@ const channels = z
         bot_token: z.string().nullable().default(null).describe('Bot token from @BotFather (env TELEGRAM_BOT_TOKEN).'),
         api_root: z.string().default('https://api.telegram.org').describe('Bot API server (env TELEGRAM_API_ROOT).'),
         webhook_url: z.string().nullable().default(null).describe('Public URL for webhook mode; null uses long polling.'),
-        stream: z.enum(['off', 'edit']).default('off').describe('edit: stream replies by editing a message.'),
+        stream: z
+          .enum(['off', 'edit'])
+          .default('off')
+          .describe('edit: replies stream live while the model writes (a draft in private chats, else a message edited as it grows).'),
+        stream_interval_ms: z.number().int().min(250).default(1000).describe('Least time between two live updates in a private chat (groups: 3×).'),
       })
       .strict()
       .prefault({}),

@@ -30,7 +30,8 @@ describe('Telegram channel against a fake Bot API', () => {
     expect(methods.indexOf('getMe')).toBeLessThan(methods.indexOf('getUpdates'));
     expect(methods.indexOf('deleteWebhook')).toBeLessThan(methods.indexOf('getUpdates'));
     const commands = (k.tg.callsOf('setMyCommands')[0]!.params.commands as Array<{ command: string }>).map((c) => c.command);
-    expect(commands).toEqual(expect.arrayContaining(['help', 'whoami', 'status', 'new', 'stop', 'usage', 'tools', 'approve']));
+    expect(commands).toEqual(expect.arrayContaining(['help', 'whoami', 'status', 'new', 'stop', 'usage', 'tools', 'approve', 'trust', 'compact', 'memory', 'memories']));
+    expect(new Set(commands).size).toBe(commands.length);
     expect(k.transport().status()).toMatchObject({ channel: 'telegram', state: 'POLLING', lastError: null });
     expect(Number(k.tg.callsOf('getUpdates')[0]!.params.timeout)).toBe(0);
   });
