@@ -1,3 +1,4 @@
+import { PER_CHAT_BURST } from '../../../server/channels/telegram/telegram-bot';
 /**
  * Telegram end to end (issue 4 acceptance 1): a real server with workers, the Telegram transport polling
  * a fake Bot API over real HTTP, and a fake model. Senders are known users (identity linked by GraphQL).
@@ -98,8 +99,19 @@ describe('Telegram channel against a fake Bot API', () => {
     expect(b!.text.endsWith(paragraphs.at(-1)!)).toBe(true);
     expect(`${a!.text}\n\n${b!.text}`).toBe(long);
     expect(b!.at).toBeGreaterThan(a!.at);
-    // transformer-throttler: about one message a second per chat (arrival times, so a little slack).
-    expect(b!.at - a!.at).toBeGreaterThanOrEqual(700);
+  });
+
+  it('sends a short burst to a chat at once, then about one message a second', async () => {
+    await k.linkUser(207);
+    const chunks = PER_CHAT_BURST + 2;
+    const long = Array.from({ length: chunks }, (_, i) => `Part ${i} ${'z'.repeat(4000)}`).join('\n\n');
+    k.model.enqueue({ text: long });
+    k.tg.pushMessage({ chatId: 207, from: 207, text: 'a very long answer please' });
+    const sent = await k.tg.waitForSent(207, chunks, 20_000);
+    expect(sent.map((m) => m.text.split(' ')[1])).toEqual(Array.from({ length: chunks }, (_, i) => String(i)));
+    // The burst allowance is used up by the first PER_CHAT_BURST; the next waits for the bucket to refill
+    // (arrival times, so a little slack).
+    expect(sent[PER_CHAT_BURST]!.at - sent[0]!.at).toBeGreaterThanOrEqual(700);
   });
 
   it('waits out a 429 retry_after and delivers each chunk exactly once', async () => {
