@@ -102,12 +102,12 @@ describe('Telegram channel against a fake Bot API', () => {
   });
 
   it('sends a short burst to a chat at once, then about one message a second', async () => {
-    await k.linkUser(207);
+    await k.linkUser(213);
     const chunks = PER_CHAT_BURST + 2;
     const long = Array.from({ length: chunks }, (_, i) => `Part ${i} ${'z'.repeat(4000)}`).join('\n\n');
     k.model.enqueue({ text: long });
-    k.tg.pushMessage({ chatId: 207, from: 207, text: 'a very long answer please' });
-    const sent = await k.tg.waitForSent(207, chunks, 20_000);
+    k.tg.pushMessage({ chatId: 213, from: 213, text: 'a very long answer please' });
+    const sent = await k.tg.waitForSent(213, chunks, 20_000);
     expect(sent.map((m) => m.text.split(' ')[1])).toEqual(Array.from({ length: chunks }, (_, i) => String(i)));
     // The burst allowance is used up by the first PER_CHAT_BURST; the next waits for the bucket to refill
     // (arrival times, so a little slack).
