@@ -31,6 +31,7 @@ import { MemoryLayer } from './composition/memory-layer';
 import { ROLES, type Role } from './composition/roles';
 import { startHttpServer, type RunningHttpServer } from './http/http-server';
 import { QueueService } from './modules/queues';
+import { metricsAccess, PromMetrics } from './metrics';
 import { BullQueueInspector, queueNames } from '../jobs/queue-inspector';
 
 export interface AppOptions {
@@ -77,6 +78,8 @@ export class App {
     readonly chat: ChatServices | null,
     readonly appliedMigrations: string[],
     private readonly stack: DisposableStack,
+    /** This process's Prometheus registry (served at /metrics when `metrics.enabled`). */
+    readonly metrics: PromMetrics,
   ) {}
 
   static async create(options: AppOptions): Promise<App> {
@@ -85,6 +88,7 @@ export class App {
     registerConfigSecrets(redactor, config);
     const logger = createLogger({ level: config.log.level, destination: options.logDestination, redactor });
     const stack = new DisposableStack();
+    const metrics = new PromMetrics();
     try {
       const { dataSource, applied } = await openDatabase(config, ENTITIES);
       stack.add('database', () => dataSource.destroy());
@@ -141,11 +145,12 @@ export class App {
           memories: services.memories,
           memory,
           clock: options.clock,
+          metrics,
         });
         const built = chat;
         stack.add('chat services', () => built.close());
       }
-      return new App(config, logger, redactor, dataSource, db, redis, services, chat, applied, stack);
+      return new App(config, logger, redactor, dataSource, db, redis, services, chat, applied, stack, metrics);
     } catch (err) {
       await stack.dispose(() => undefined);
       throw err;
@@ -163,6 +168,14 @@ export class App {
     return this.http.url;
   }
 
+  private inspector: BullQueueInspector | null = null;
+
+  /** Read-only view of this deployment's queues (admin queue pages, queue-depth metrics). */
+  private queueInspector(chat: ChatServices): BullQueueInspector {
+    this.inspector ??= new BullQueueInspector(this.redis!.create('queue-inspector'), `${this.config.redis.prefix}:bull`, queueNames(chat.router.providers().map((p) => p.name)));
+    return this.inspector;
+  }
+
   /** The services the GraphQL API serves. */
   private apiServices(): ApiServices {
     const s = this.services;
@@ -176,7 +189,7 @@ export class App {
       plugins: s.plugins,
       audit: s.audit,
       pairing: chat?.pairing ?? new PairingService(this.db, s.audit, s.users, null),
-      queues: chat && this.redis ? new QueueService(new BullQueueInspector(this.redis.create('queue-inspector'), `${this.config.redis.prefix}:bull`, queueNames(chat.router.providers().map((p) => p.name))), s.audit) : null,
+      queues: chat && this.redis ? new QueueService(this.queueInspector(chat), s.audit) : null,
       chat: chat && {
         web: chat.web,
         rotation: chat.rotation,
@@ -196,6 +209,7 @@ export class App {
     const ctx = this.systemCtx('startup');
     await this.services.ownerBootstrap.ensureOwner(ctx);
     const api = this.apiServices();
+    if (this.chat && this.redis) this.metrics.useQueues(this.queueInspector(this.chat));
     const schema = await buildAppSchema(createResolverRegistry(api, this.config.graphql.max_page_size), undefined);
     const explorer = this.config.server.explorer && process.env.NODE_ENV !== 'production';
     const chat = this.chat;
@@ -211,8 +225,9 @@ export class App {
         tokens: api.tokens,
         users: api.users,
         logger: this.logger,
-        streams: createStreams(api, this.config.graphql.subscription_recheck_ms),
+        streams: createStreams(api, this.config.graphql.subscription_recheck_ms, this.metrics),
       }),
+      metrics: this.config.metrics.enabled ? { render: () => this.metrics.render(), check: metricsAccess(this.config.metrics.token).check } : undefined,
       readiness: () => this.readiness(),
       webhooks: () =>
         (chat?.channels.all() ?? [])
@@ -283,6 +298,7 @@ export class App {
 /** Every secret value the config holds is redacted from logs. */
 function registerConfigSecrets(redactor: SecretRedactor, config: AppConfig): void {
   redactor.add(config.channels.telegram.bot_token);
+  redactor.add(config.metrics.token);
   for (const provider of Object.values(config.ai.providers)) {
     if (provider.api_key_env) redactor.add(process.env[provider.api_key_env]);
   }

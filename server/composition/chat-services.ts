@@ -1,6 +1,8 @@
 import type { AppConfig } from '../config';
 import { SYSTEM_CLOCK, type Clock } from '../common/clock';
 import type { Logger } from '../common/logger';
+import { NO_METRICS, type Metrics } from '../common/metrics';
+import { meteredEvents, meteredExecutor } from '../metrics';
 import type { SecretRedactor } from '../common/secret-redactor';
 import type { Db } from '../persistence/db';
 import type { RedisConnections } from '../redis/redis-connections';
@@ -57,6 +59,8 @@ export interface ChatDeps {
   router?: ModelRouter;
   /** Time for session resets and retention; tests move it forward. @default SYSTEM_CLOCK */
   clock?: Clock;
+  /** Where turns, model calls, deliveries and job failures are counted. @default none */
+  metrics?: Metrics;
 }
 
 /** How often the maintenance job runs (retention, overdue approvals). */
@@ -107,12 +111,23 @@ export async function buildChatServices(deps: ChatDeps): Promise<ChatServices> {
   const main = redis.create('chat');
   const eventsSub = redis.create('events-sub');
   await redis.waitReady();
-  const queueEnv: QueueEnv = { prefix, redis: main, connect: (name) => redis.create(name), lockMs: q.turn_lock_ms, stalledIntervalMs: q.stalled_interval_ms, logger: logger.child({ module: 'queues' }) };
+  const metrics = deps.metrics ?? NO_METRICS;
+  const queueEnv: QueueEnv = {
+    prefix,
+    redis: main,
+    connect: (name) => redis.create(name),
+    lockMs: q.turn_lock_ms,
+    stalledIntervalMs: q.stalled_interval_ms,
+    logger: logger.child({ module: 'queues' }),
+    onJobFailed: (queue) => metrics.inc('muninn_job_failures_total', { queue }),
+  };
   const router =
     deps.router ?? (await ModelRouter.fromConfig(config.ai, { logger: logger.child({ module: 'models' }), redactor: deps.redactor, sensitiveLogs: config.log.sensitive }));
   deps.memory?.useEmbeddings(router);
   const clock = deps.clock ?? SYSTEM_CLOCK;
   const events = new RedisSessionEvents(main, eventsSub, logger.child({ module: 'events' }), { prefix });
+  // Turns publish through this one: their events also feed the turn metrics.
+  const turnEvents = meteredEvents(events, metrics);
   const lifecycle = new SessionLifecycleService(db, clock);
   const usage = new UsageService(db);
   const running = new RunningTurns();
@@ -126,13 +141,13 @@ export async function buildChatServices(deps: ChatDeps): Promise<ChatServices> {
   const modelLog = logger.child({ module: 'model-calls' });
   const models = new ModelCallService(
     router,
-    { jobs: modelQueues, executor: new ModelCallExecutor(events), marks: new RedisInteractiveMarks(main, prefix, config.ai.background_grace_ms) },
+    { jobs: modelQueues, executor: meteredExecutor(new ModelCallExecutor(turnEvents), metrics), marks: new RedisInteractiveMarks(main, prefix, config.ai.background_grace_ms) },
     { backgroundGraceMs: config.ai.background_grace_ms, onFallback: (from, err) => modelLog.warn({ from, err }, 'model call failed; trying the fallback') },
   );
   const channels = new ChannelRegistry(logger.child({ module: 'channels' }));
   const outboundQueue = deliveryJobs(queueEnv, q.outbound_attempts);
   const delivery = new DeliveryService(
-    { channels, mailbox: new RedisMailbox(main, prefix, q.turn_lock_ms, liveness), jobs: outboundQueue, events, logger: logger.child({ module: 'outbound' }) },
+    { channels, mailbox: new RedisMailbox(main, prefix, q.turn_lock_ms, liveness), jobs: outboundQueue, events, logger: logger.child({ module: 'outbound' }), metrics },
     { attempts: q.outbound_attempts },
   );
   const tools = createToolLayer({ config, db, audit: deps.audit, plugins: deps.plugins, users: deps.users, notices: delivery, extraTools: deps.memory?.tools() });
@@ -146,7 +161,7 @@ export async function buildChatServices(deps: ChatDeps): Promise<ChatServices> {
       db,
       users: deps.users,
       lifecycle,
-      events,
+      events: turnEvents,
       models,
       tools: tools.agentTools,
       memory: deps.memory?.recall ?? NO_MEMORIES,

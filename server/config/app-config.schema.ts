@@ -60,6 +60,14 @@ const redis = z
   .strict()
   .prefault({});
 
+const metrics = z
+  .object({
+    enabled: z.boolean().default(true).describe('Serve Prometheus metrics at GET /metrics.'),
+    token: z.string().nullable().default(null).describe('Bearer token a scraper must send (env MUNINN_METRICS_TOKEN); null serves /metrics to loopback clients only.'),
+  })
+  .strict()
+  .prefault({});
+
 const log = z
   .object({
     level: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info').describe('Log level (env LOG_LEVEL).'),
@@ -214,6 +222,7 @@ export const appConfigSchema = z
     redis,
     queues,
     log,
+    metrics,
     ai,
     session,
     memory,

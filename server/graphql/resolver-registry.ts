@@ -1,4 +1,5 @@
 import { Ctx } from '../common/ctx';
+import { NO_METRICS, type Metrics } from '../common/metrics';
 import type { ChannelOverview } from '../channels/policies/channel-overview';
 import type { WebChannel } from '../channels/web/web-channel';
 import type { AuditService } from '../modules/audit';
@@ -26,6 +27,7 @@ import { QueueResolver } from './resolvers/queue.resolver';
 import { SessionResolver } from './resolvers/session.resolver';
 import { ToolResolver } from './resolvers/tool.resolver';
 import { UserResolver } from './resolvers/user.resolver';
+import { countedStream } from './counted-stream';
 import { guardSubscription } from './subscription-guard';
 
 /** The services the API serves (the chat part is absent in processes without Redis). */
@@ -77,7 +79,7 @@ export function createResolverRegistry(s: ApiServices, maxPageSize: number): Res
  * The subscription sources: a session's events for whoever may read the session, re-checked every
  * `recheckMs` (a revoked token or a lowered trust ends the stream), and channel status changes.
  */
-export function createStreams(s: ApiServices, recheckMs: number): GraphQLStreams | undefined {
+export function createStreams(s: ApiServices, recheckMs: number, metrics: Metrics = NO_METRICS): GraphQLStreams | undefined {
   const chat = s.chat;
   if (!chat) return undefined;
   return {
@@ -91,8 +93,8 @@ export function createStreams(s: ApiServices, recheckMs: number): GraphQLStreams
         await s.sessions.getVisible(new Ctx({ actor: { ...actor, trust: user.trust }, logger: ctx.logger, channel: ctx.channel }), sessionId);
         return true;
       };
-      return guardSubscription(chat.events.subscribe(sessionId, afterSeq), stillAllowed, recheckMs);
+      return countedStream(guardSubscription(chat.events.subscribe(sessionId, afterSeq), stillAllowed, recheckMs), metrics, 'sessionEvents');
     },
-    channelStatus: (ctx) => chat.overview.watch(ctx),
+    channelStatus: (ctx) => countedStream(chat.overview.watch(ctx), metrics, 'channelStatus'),
   };
 }
