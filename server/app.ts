@@ -30,6 +30,7 @@ import { startChatChannels, startChatWorkers } from './composition/chat-workers'
 import { MemoryLayer } from './composition/memory-layer';
 import { ROLES, type Role } from './composition/roles';
 import { startHttpServer, type RunningHttpServer } from './http/http-server';
+import { startOpsServer } from './http/ops-server';
 import { QueueService } from './modules/queues';
 import { metricsAccess, PromMetrics } from './metrics';
 import { BullQueueInspector, queueNames } from '../jobs/queue-inspector';
@@ -227,7 +228,7 @@ export class App {
         logger: this.logger,
         streams: createStreams(api, this.config.graphql.subscription_recheck_ms, this.metrics),
       }),
-      metrics: this.config.metrics.enabled ? { render: () => this.metrics.render(), check: metricsAccess(this.config.metrics.token).check } : undefined,
+      metrics: this.metricsEndpoint(),
       readiness: () => this.readiness(),
       webhooks: () =>
         (chat?.channels.all() ?? [])
@@ -237,6 +238,25 @@ export class App {
     });
     this.stack.add('http server', () => this.http?.close());
     this.logger.info({ url: `${this.http.url}/graphql`, explorer }, `Muninn is listening on ${this.http.url}/graphql`);
+    return this.http.url;
+  }
+
+  private metricsEndpoint() {
+    return this.config.metrics.enabled ? { render: () => this.metrics.render(), check: metricsAccess(this.config.metrics.token).check } : undefined;
+  }
+
+  /** Health, readiness and metrics only, for processes without the API (`--role worker`). */
+  async listenOps(): Promise<string> {
+    if (this.chat && this.redis) this.metrics.useQueues(this.queueInspector(this.chat));
+    this.http = await startOpsServer({
+      host: this.config.server.host,
+      port: this.config.server.port,
+      readiness: () => this.readiness(),
+      metrics: this.metricsEndpoint(),
+      logger: this.logger.child({ module: 'http' }),
+    });
+    this.stack.add('ops http server', () => this.http?.close());
+    this.logger.info({ url: this.http.url }, `health and metrics on ${this.http.url}`);
     return this.http.url;
   }
 
@@ -263,6 +283,7 @@ export class App {
   async run(role: Role): Promise<void> {
     const plan = ROLES[role];
     if (plan.api) await this.listen();
+    else await this.listenOps();
     if (plan.workers) await this.startWorkers();
     if (plan.channels) await this.startChannels();
   }
