@@ -154,7 +154,12 @@ export async function buildChatServices(deps: ChatDeps): Promise<ChatServices> {
   const summaryQueue = summaryJobs(queueEnv);
   const summarizer = new SummarizerService(db, models, deps.memories, deps.users, usage);
   const rotation = new SessionRotation({ lifecycle, scheduler: turnControl, events });
-  const compaction = new CompactionService(db, summarizer, rotation, delivery, locks, { keepTurns: () => config.session.compact_keep_turns }, clock);
+  const compaction = new CompactionService(db, summarizer, rotation, delivery, locks, {
+    keepTurns: () => config.session.compact_keep_turns,
+    // A compacted session starts at no more than half the threshold, so it does not compact again at once.
+    seedBudgetTokens: () => Math.floor(config.session.compact_threshold * models.info('main').contextWindow * 0.5),
+    contextWindow: () => models.info('main').contextWindow,
+  }, clock);
   const turns = new TurnService(db, turnControl, events, running, () => config.session.queue_mode);
   const agent = new AgentLoop(
     {

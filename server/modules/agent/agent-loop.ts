@@ -138,33 +138,36 @@ export class AgentLoop implements TurnExecutor {
     const query = batch.map((m) => m.content).join('\n');
     const memories = sender ? await this.deps.memory.recall(ctx, session, query) : [];
     const senderNames = session.chatKind === ChatKind.GROUP ? await this.senderNames(ctx, batch) : undefined;
-    const history = await loadHistory(db, ctx, session.id, batch, {
+    const { summary, messages: history } = await loadHistory(db, ctx, session.id, batch, {
       limit: this.options.historyMessages,
       vision: info.supportsVision,
-      nativeTools: info.supportsTools,
       senderNames,
     });
+    // The time changes every turn: it sits late in the prompt, to the minute, so the prefix stays cacheable.
+    const turnContext = [`Now: ${new Date().toISOString().slice(0, 16).replace('T', ' ')} UTC`];
     const context = [
-      `Now: ${new Date().toISOString()}`,
       `Channel: ${session.channel} (${session.chatKind === ChatKind.GROUP ? `group chat ${session.chatId}` : 'direct chat'})`,
       sender ? `You are talking with ${sender.displayName} (trust ${sender.trust}).` : 'The sender is not known.',
     ];
     const budget = Math.max(512, info.contextWindow - Math.min(2048, Math.floor(info.contextWindow / 4)));
-    const promptFor = (pinnedTail: number, budgetTokens: number) =>
+    const promptFor = (pinnedTail: number, budgetTokens: number, recalled = memories) =>
       buildPrompt({
         systemPrompt: this.options.systemPrompt,
         tools: specs,
         nativeTools: info.supportsTools,
         skills,
-        memories,
+        memories: recalled,
         context,
+        turnContext,
+        summary,
         history,
         pinnedTail,
         budgetTokens,
         estimate: this.options.estimate,
       });
     if (this.deps.compactor) {
-      const whole = promptFor(batch.length, Number.POSITIVE_INFINITY);
+      // Recalled memories are trimmed before any history, so they never make a session compact.
+      const whole = promptFor(batch.length, Number.POSITIVE_INFINITY, []);
       const prompt = { estimatedTokens: whole.estimatedTokens, contextWindow: info.contextWindow };
       if (await this.deps.compactor.beforeTurn(ctx, session, batch, prompt)) throw new TurnMovedError('compacted before the turn');
     }
@@ -202,7 +205,7 @@ export class AgentLoop implements TurnExecutor {
       );
       for (const o of outcomes) {
         await this.store(ctx, session, turnId, MessageRole.TOOL, o.output, { toolCallId: o.id, replyToId: batch[batch.length - 1]!.id });
-        history.push(info.supportsTools ? { role: 'tool', content: o.output, toolCallId: o.id } : { role: 'user', content: `Tool result (${o.name}):\n${o.output}` });
+        history.push({ role: 'tool', content: o.output, toolCallId: o.id, name: o.name });
       }
       pinned += 1 + outcomes.length;
     }
