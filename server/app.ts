@@ -173,7 +173,17 @@ export class App {
 
   /** Read-only view of this deployment's queues (admin queue pages, queue-depth metrics). */
   private queueInspector(chat: ChatServices): BullQueueInspector {
-    this.inspector ??= new BullQueueInspector(this.redis!.create('queue-inspector'), `${this.config.redis.prefix}:bull`, queueNames(chat.router.providers().map((p) => p.name)));
+    this.inspector ??= new BullQueueInspector(
+      this.redis!.create('queue-inspector'),
+      `${this.config.redis.prefix}:bull`,
+      queueNames(
+        chat.router.providers().map((p) => p.name),
+        chat.channels
+          .all()
+          .filter((t) => t.delivery !== 'session-events')
+          .map((t) => t.channel),
+      ),
+    );
     return this.inspector;
   }
 
@@ -230,10 +240,11 @@ export class App {
       }),
       metrics: this.metricsEndpoint(),
       readiness: () => this.readiness(),
+      // Every API process serves the webhooks of the channels that are on, held here or elsewhere.
       webhooks: () =>
         (chat?.channels.all() ?? [])
-          .filter((t) => chat?.channels.isStarted(t.channel))
-          .map((t) => t.webhook?.() ?? null)
+          .filter((t) => chat?.channels.isStarted(t.channel) || chat?.channels.isOn(t.channel))
+          .map((t) => t.webhook?.((m) => chat!.pipeline.handle(m).then(() => undefined)) ?? null)
           .filter((h): h is NonNullable<typeof h> => h !== null),
     });
     this.stack.add('http server', () => this.http?.close());
@@ -270,13 +281,25 @@ export class App {
     this.logger.info('workers started');
   }
 
-  /** Starts the channel transports of this process (Telegram, WhatsApp, …) as their plugin settings say. */
-  async startChannels(): Promise<void> {
+  /**
+   * Follows the channels' plugin settings in this process; a process whose role may hold channels
+   * (`channels.run_on`) runs those whose cluster-wide lease it takes (Telegram, WhatsApp, …).
+   */
+  async startChannels(role: Role = 'all'): Promise<void> {
     const chat = this.requireChat('Channels');
     if (this.channelsStarted) return;
     this.channelsStarted = true;
-    const channels = await startChatChannels(chat, { plugins: this.services.plugins, logger: this.logger });
-    this.stack.add('channels', () => channels.dispose((name, err) => this.logger.error({ err, resource: name }, 'error while stopping')));
+    const runOn = this.config.channels.run_on;
+    const contend = role === 'all' || runOn === 'any' || runOn === role;
+    const channels = await startChatChannels(chat, {
+      plugins: this.services.plugins,
+      logger: this.logger,
+      config: this.config,
+      contend,
+    });
+    this.stack.add('channels', () =>
+      channels.dispose((name, err) => this.logger.error({ err, resource: name }, 'error while stopping')),
+    );
   }
 
   /** Starts what the role runs: the API, the workers and/or the channels (`muninn serve --role`). */
@@ -285,7 +308,7 @@ export class App {
     if (plan.api) await this.listen();
     else await this.listenOps();
     if (plan.workers) await this.startWorkers();
-    if (plan.channels) await this.startChannels();
+    if (plan.channels) await this.startChannels(role);
   }
 
   private requireChat(what: string): ChatServices {

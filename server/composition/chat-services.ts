@@ -12,6 +12,8 @@ import { RedisTurnAborts } from '../redis/redis-turn-aborts';
 import { RedisInteractiveMarks } from '../redis/redis-interactive-marks';
 import { RedisMailbox } from '../redis/redis-mailbox';
 import { ProcessLiveness } from '../redis/process-liveness';
+import { RedisChannelLeases } from '../redis/redis-channel-leases';
+import type { ChannelLeases } from '../channels/channel-leases';
 import { ChannelRegistry } from '../channels/channel-registry';
 import { DeliveryService } from '../channels/delivery';
 import { ChannelOverview } from '../channels/policies/channel-overview';
@@ -81,6 +83,8 @@ export interface ChatServices {
   models: ModelCallService;
   modelQueues: ModelCallQueues;
   channels: ChannelRegistry;
+  /** One holder per platform channel in the cluster. */
+  channelLeases: ChannelLeases;
   delivery: DeliveryService;
   tools: ToolLayer;
   agent: AgentLoop;
@@ -218,6 +222,7 @@ export async function buildChatServices(deps: ChatDeps): Promise<ChatServices> {
     models,
     modelQueues,
     channels,
+    channelLeases: new RedisChannelLeases(main, prefix, config.channels.lease_ms, liveness),
     delivery,
     tools,
     agent,

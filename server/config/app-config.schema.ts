@@ -208,6 +208,11 @@ const channels = z
       .strict()
       .prefault({}),
     web: z.object({ enabled: z.boolean().default(true).describe('Web chat through GraphQL sendMessage.') }).strict().prefault({}),
+    run_on: z
+      .enum(['any', 'api', 'worker'])
+      .default('any')
+      .describe('Which processes may hold the platform channels (Telegram poller, WhatsApp socket): any, api or worker role (role all always may). One process holds each channel at a time.'),
+    lease_ms: z.number().int().min(1000).default(15000).describe('Lease of the process holding a channel, renewed while it runs; a holder that dies is replaced after its heartbeat stops (a few seconds), at the latest after this.'),
     tui: z.object({ enabled: z.boolean().default(true).describe('Terminal client (muninn chat).') }).strict().prefault({}),
   })
   .strict()
