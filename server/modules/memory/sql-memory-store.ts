@@ -2,14 +2,15 @@ import type { Ctx } from '../../common/ctx';
 import type { Logger } from '../../common/logger';
 import type { Db } from '../../persistence/db';
 import { keywordScorer, rankCandidates, resolveRankingOptions, similarity, type RankCandidate, type RankingOptions, type ResolvedRankingOptions } from './hybrid-ranking';
-import { vectorBytes, vectorFromBytes, type MemoryEmbedder } from './memory-embedder';
+import type { MemoryEmbedder } from './memory-embedder';
 import type { MemoryStore, MemoryStoreHit, MemoryStoreItem, MemoryStoreSearchOptions } from './memory-store';
 import { contentHash, queryTerms, tokenize } from './memory-text';
+import { PgScanVectorIndex, SqliteVecIndex, type MemoryVectorIndex } from './memory-vector-index';
 
 // === SqlMemoryStore: the memory index in the app's own database
 // SQLite: `memory_index` rows + FTS5 (`memory_fts`, rowid = seq) + sqlite-vec (`memory_vec`, rowid = seq,
 // partitioned by owner so a KNN query only ever walks one owner's vectors). PostgreSQL: `memory_index` with a
-// GIN tsvector index, keyword-only (no pgvector here).
+// GIN tsvector index + `memory_vec` scanned exactly per owner (memory-vector-index.ts).
 
 export interface SqlMemoryStoreOptions extends RankingOptions {
   /** Embeddings for the vector index; null keeps the store keyword-only. */
@@ -43,7 +44,6 @@ class Params {
 }
 
 const CHUNK = 400;
-const VEC_TABLE = 'memory_vec';
 
 function chunks<T>(list: readonly T[], size = CHUNK): T[][] {
   const out: T[][] = [];
@@ -71,10 +71,9 @@ export class SqlMemoryStore implements MemoryStore {
   private readonly embedder: MemoryEmbedder | null;
   private readonly logger: Logger;
   private initializing: Promise<void> | null = null;
-  /** sqlite-vec is loaded (SQLite only). */
+  /** The vector index can be used (sqlite-vec loaded; always on PostgreSQL). */
   private vecLoaded = false;
-  /** Dimension of the existing `memory_vec` table, null when there is none. */
-  private vecDims: number | null = null;
+  private readonly vec: MemoryVectorIndex;
 
   constructor(
     private readonly db: Db,
@@ -84,10 +83,17 @@ export class SqlMemoryStore implements MemoryStore {
     this.ranking = resolveRankingOptions(options);
     this.embedder = options.embedder ?? null;
     this.logger = options.logger;
+    const sql = (ctx: Ctx, text: string, params: readonly unknown[] = []) => this.query(ctx, text, params);
+    const tx = <T>(ctx: Ctx, fn: (tx: Ctx) => Promise<T>) => this.db.withTransaction(ctx, fn);
+    this.vec = this.pg ? new PgScanVectorIndex(sql, tx, this.logger) : new SqliteVecIndex(sql, tx, this.logger);
   }
 
   get name(): string {
-    return this.pg ? 'sql-keyword' : 'sqlite-vec';
+    return this.pg ? 'sql-scan' : 'sqlite-vec';
+  }
+
+  private get vecDims(): number | null {
+    return this.vec.dims;
   }
 
   init(ctx: Ctx): Promise<void> {
@@ -96,17 +102,7 @@ export class SqlMemoryStore implements MemoryStore {
   }
 
   private async open(ctx: Ctx): Promise<void> {
-    if (this.pg) {
-      if (this.embedder) this.logger.info('memory search on PostgreSQL is keyword-only (use memory.vector_store: lancedb for vectors)');
-      return;
-    }
-    try {
-      await this.query(ctx, 'SELECT vec_version() AS v');
-      this.vecLoaded = true;
-    } catch (err) {
-      this.logger.warn({ err: (err as Error).message }, 'sqlite-vec is not loaded — memory search is keyword-only');
-    }
-    await this.readVecDims(ctx);
+    this.vecLoaded = await this.vec.open(ctx);
   }
 
   // === Writes
@@ -128,7 +124,7 @@ export class SqlMemoryStore implements MemoryStore {
         });
       const embedded = need.length ? await this.embedder!.embedDocuments(ctx, need.map((n) => n.item.content), need.map((n) => hashes[n.i]!)) : [];
       if (embedded?.length) {
-        await this.ensureVecTable(ctx, embedded[0]!.length);
+        await this.vec.ensure(ctx, embedded[0]!.length);
         need.forEach((n, k) => (vectors[n.i] = embedded[k]!));
       }
     }
@@ -149,17 +145,14 @@ export class SqlMemoryStore implements MemoryStore {
           `ON CONFLICT ("itemId") DO UPDATE SET owner = excluded.owner, type = excluded.type, content = excluded.content, "searchText" = excluded."searchText", ` +
           `importance = excluded.importance, "itemUpdatedAt" = excluded."itemUpdatedAt", "contentHash" = excluded."contentHash", ` +
           `"vectorModel" = excluded."vectorModel" RETURNING seq`;
-        const [{ seq }] = (await this.query(tx, sql, p.values)) as Array<{ seq: number }>;
-        if (this.pg) continue;
-        if (contentChanged) {
+        const [{ seq: rawSeq }] = (await this.query(tx, sql, p.values)) as Array<{ seq: number }>;
+        const seq = Number(rawSeq);
+        if (!this.pg && contentChanged) {
           if (row) await this.query(tx, 'DELETE FROM memory_fts WHERE rowid = ?', [seq]);
           await this.query(tx, 'INSERT INTO memory_fts (rowid, content) VALUES (?, ?)', [seq, item.content]);
         }
-        if (this.vecDims !== null && row && !keepVector) await this.query(tx, `DELETE FROM ${VEC_TABLE} WHERE rowid = ?`, [BigInt(seq)]);
-        if (vector && this.vecDims === vector.length) {
-          if (keepVector) await this.query(tx, `DELETE FROM ${VEC_TABLE} WHERE rowid = ?`, [BigInt(seq)]);
-          await this.query(tx, `INSERT INTO ${VEC_TABLE} (rowid, owner, embedding) VALUES (?, ?, ?)`, [BigInt(seq), item.owner, vectorBytes(vector)]);
-        }
+        if (vector && this.vecDims === vector.length) await this.vec.put(tx, seq, item.owner, vector);
+        else if (this.vecDims !== null && row && !keepVector) await this.vec.remove(tx, seq);
       }
     });
   }
@@ -171,10 +164,8 @@ export class SqlMemoryStore implements MemoryStore {
       const rows = await this.rowsByItemId(tx, ids);
       const seqs = [...rows.values()].map((r) => r.seq);
       for (const part of chunks(seqs)) {
-        if (!this.pg) {
-          await this.query(tx, `DELETE FROM memory_fts WHERE rowid IN (${part.map(() => '?').join(', ')})`, part);
-          if (this.vecDims !== null) for (const seq of part) await this.query(tx, `DELETE FROM ${VEC_TABLE} WHERE rowid = ?`, [BigInt(seq)]);
-        }
+        if (!this.pg) await this.query(tx, `DELETE FROM memory_fts WHERE rowid IN (${part.map(() => '?').join(', ')})`, part);
+        if (this.vecDims !== null) for (const seq of part) await this.vec.remove(tx, Number(seq));
         const p = new Params(this.pg);
         await this.query(tx, `DELETE FROM memory_index WHERE seq IN (${p.list(part)})`, p.values);
       }
@@ -192,21 +183,22 @@ export class SqlMemoryStore implements MemoryStore {
     if (!model) return 0;
     let done = 0;
     for (let guard = 0; guard < 10_000 && !signal?.aborted && this.embedder!.available; guard++) {
+      const q = new Params(this.pg);
       const rows = (await this.query(
         ctx,
-        'SELECT seq, "itemId", owner, content, "contentHash" FROM memory_index WHERE "vectorModel" IS NULL OR "vectorModel" <> ? ORDER BY seq LIMIT 256',
-        [model],
+        `SELECT seq, "itemId", owner, content, "contentHash" FROM memory_index WHERE "vectorModel" IS NULL OR "vectorModel" <> ${q.add(model)} ORDER BY seq LIMIT 256`,
+        q.values,
       )) as IndexRow[];
       if (!rows.length) break;
       const vectors = await this.embedder!.embedDocuments(ctx, rows.map((r) => r.content), rows.map((r) => r.contentHash));
       if (!vectors) break;
-      await this.ensureVecTable(ctx, vectors[0]!.length);
+      await this.vec.ensure(ctx, vectors[0]!.length);
       await this.db.withTransaction(ctx, async (tx) => {
         for (let i = 0; i < rows.length; i++) {
           const row = rows[i]!;
-          await this.query(tx, `DELETE FROM ${VEC_TABLE} WHERE rowid = ?`, [BigInt(row.seq)]);
-          await this.query(tx, `INSERT INTO ${VEC_TABLE} (rowid, owner, embedding) VALUES (?, ?, ?)`, [BigInt(row.seq), row.owner, vectorBytes(vectors[i]!)]);
-          await this.query(tx, 'UPDATE memory_index SET "vectorModel" = ? WHERE seq = ? AND "contentHash" = ?', [model, row.seq, row.contentHash]);
+          await this.vec.put(tx, Number(row.seq), row.owner, vectors[i]!);
+          const u = new Params(this.pg);
+          await this.query(tx, `UPDATE memory_index SET "vectorModel" = ${u.add(model)} WHERE seq = ${u.add(row.seq)} AND "contentHash" = ${u.add(row.contentHash)}`, u.values);
         }
       });
       done += rows.length;
@@ -235,9 +227,9 @@ export class SqlMemoryStore implements MemoryStore {
     const queryVector = model && query.trim() ? await this.embedder!.embedQuery(ctx, query) : null;
     const embeddings = new Map<number, Float32Array>();
     if (queryVector && queryVector.length === this.vecDims) {
-      const nearest = await this.nearest(ctx, queryVector, options, poolSize);
+      const nearest = await this.vec.nearest(ctx, queryVector, options.owners, poolSize);
       if (nearest.length) {
-        const p = new Params(false);
+        const p = new Params(this.pg);
         const rows = (await this.query(
           ctx,
           `SELECT i.* FROM memory_index i WHERE i.seq IN (${p.list(nearest)}) AND ${this.filterSql(p, options)} AND i."vectorModel" = ${p.add(model)}`,
@@ -247,7 +239,7 @@ export class SqlMemoryStore implements MemoryStore {
       }
       for (const row of candidates.values()) {
         if (row.vectorModel !== model) continue;
-        const v = await this.vectorOf(ctx, row.seq);
+        const v = await this.vec.vectorOf(ctx, Number(row.seq));
         if (v) embeddings.set(row.seq, v);
       }
     }
@@ -273,7 +265,7 @@ export class SqlMemoryStore implements MemoryStore {
   // === Internals
 
   private get vectorsEnabled(): boolean {
-    return !this.pg && this.vecLoaded && !!this.embedder?.model;
+    return this.vecLoaded && !!this.embedder?.model;
   }
 
   private query(ctx: Ctx, sql: string, params: readonly unknown[] = []): Promise<unknown[]> {
@@ -337,48 +329,5 @@ export class SqlMemoryStore implements MemoryStore {
       : `SELECT COUNT(*) AS n FROM memory_fts JOIN memory_index i ON i.seq = memory_fts.rowid WHERE memory_fts MATCH ${p.add(`"${term}"`)} AND ${this.filterSql(p, options)}`;
     const [row] = (await this.query(ctx, sql, p.values)) as Array<{ n: number | string }>;
     return Number(row?.n ?? 0);
-  }
-
-  /** Seqs of the nearest vectors, searched per owner partition (or over all for ADMIN listings). */
-  private async nearest(ctx: Ctx, vector: Float32Array, options: MemoryStoreSearchOptions, k: number): Promise<number[]> {
-    const out = new Set<number>();
-    const partitions: Array<string | null> = options.owners === 'all' ? [null] : [...options.owners];
-    for (const owner of partitions) {
-      const rows = (await this.query(
-        ctx,
-        `SELECT rowid AS seq FROM ${VEC_TABLE} WHERE embedding MATCH ? AND k = ?${owner === null ? '' : ' AND owner = ?'}`,
-        owner === null ? [vectorBytes(vector), k] : [vectorBytes(vector), k, owner],
-      )) as Array<{ seq: number | bigint }>;
-      for (const row of rows) out.add(Number(row.seq));
-    }
-    return [...out];
-  }
-
-  private async vectorOf(ctx: Ctx, seq: number): Promise<Float32Array | null> {
-    const [row] = (await this.query(ctx, `SELECT embedding FROM ${VEC_TABLE} WHERE rowid = ?`, [BigInt(seq)])) as Array<{ embedding: Uint8Array }>;
-    return row ? vectorFromBytes(row.embedding) : null;
-  }
-
-  private async readVecDims(ctx: Ctx): Promise<void> {
-    if (this.pg || !this.vecLoaded) return;
-    const [row] = (await this.query(ctx, `SELECT sql FROM sqlite_master WHERE name = '${VEC_TABLE}'`)) as Array<{ sql: string }>;
-    const match = row ? /float\[(\d+)\]/.exec(row.sql) : null;
-    this.vecDims = match ? Number(match[1]) : null;
-  }
-
-  /** Creates `memory_vec` for this dimension; a table of another dimension (new model) is rebuilt empty. */
-  private async ensureVecTable(ctx: Ctx, dims: number): Promise<void> {
-    if (this.vecDims === dims) return;
-    await this.readVecDims(ctx);
-    if (this.vecDims === dims) return;
-    await this.db.withTransaction(ctx, async (tx) => {
-      if (this.vecDims !== null) {
-        this.logger.info({ from: this.vecDims, to: dims }, 'embedding dimension changed — rebuilding the vector index');
-        await this.query(tx, `DROP TABLE ${VEC_TABLE}`);
-        await this.query(tx, 'UPDATE memory_index SET "vectorModel" = NULL');
-      }
-      await this.query(tx, `CREATE VIRTUAL TABLE ${VEC_TABLE} USING vec0(owner text partition key, embedding float[${dims}] distance_metric=cosine)`);
-    });
-    this.vecDims = dims;
   }
 }
