@@ -1,6 +1,7 @@
 import type { SerializedCtx } from '../server/common/ctx';
 import type { HousekeepingResult } from '../server/modules/maintenance';
 import type { ChatResult, ModelCallInput } from '../server/modules/models';
+import type { SkillSyncReport } from '../server/modules/skills';
 
 /**
  * Queue names (BullMQ). Model calls get one queue per provider (`model-calls.<provider>`), deliveries one
@@ -11,6 +12,8 @@ export const QUEUES = {
   outbound: (channel: string) => `outbound.${channel}`,
   summarizer: 'summarizer',
   maintenance: 'maintenance',
+  heartbeat: 'heartbeat',
+  skills: 'skills',
   modelCalls: (provider: string) => `model-calls.${provider}`,
 } as const;
 
@@ -32,10 +35,20 @@ export interface JobMap {
     data: { ctx: SerializedCtx; sessionId: string; userMessageIds: string[]; replyMessageId: string };
     result: { memories: number };
   };
+  'beat.run': {
+    /** One tick of a beat's schedule (or its one-shot time `at`, ms epoch); the job id is the tick. */
+    data: { beatId: string; at?: number };
+    result: { runId: string | null };
+  };
   'maintenance.run': {
     /** Retention of archived sessions, overdue tool approvals. */
     data: Record<string, never>;
     result: HousekeepingResult;
+  };
+  'skills.sync': {
+    /** Mirrors the skills folder into `learned_skills` (GraphQL `syncSkills`); progress: `{ done, total }`. */
+    data: { ctx: SerializedCtx };
+    result: SkillSyncReport;
   };
 }
 

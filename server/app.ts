@@ -211,6 +211,11 @@ export class App {
         sessionMaintenance: chat.sessionMaintenance,
         tools: chat.tools,
         overview: chat.overview,
+        beats: chat.beats.beats,
+        beatRunner: chat.beats.runner,
+        beatFeed: chat.beats.feed,
+        skills: { service: chat.skills.service, syncCommands: chat.skills.syncCommands },
+        jobProgress: chat.jobProgress,
       },
     };
   }
@@ -229,6 +234,7 @@ export class App {
       port: this.config.server.port,
       bodyLimitKb: this.config.server.body_limit_kb,
       explorer,
+      publicIntrospection: this.config.graphql.public_introspection ?? process.env.NODE_ENV !== 'production',
       schema,
       limits: createQueryLimits(this.config.graphql),
       logger: this.logger.child({ module: 'http' }),

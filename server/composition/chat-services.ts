@@ -15,11 +15,13 @@ import { ProcessLiveness } from '../redis/process-liveness';
 import { RedisChannelLeases } from '../redis/redis-channel-leases';
 import type { ChannelLeases } from '../channels/channel-leases';
 import { ChannelRegistry } from '../channels/channel-registry';
+import { LiveReplyRelay } from '../channels/live-reply-relay';
+import { Ctx } from '../common/ctx';
 import { DeliveryService } from '../channels/delivery';
 import { ChannelOverview } from '../channels/policies/channel-overview';
 import { WebChannel } from '../channels/web/web-channel';
 import type { SenderPolicy } from '../channels/inbound-pipeline';
-import { AgentLoop, ModelCallExecutor, NO_MEMORIES, NO_SKILLS } from '../modules/agent';
+import { AgentLoop, ModelCallExecutor, NO_MEMORIES } from '../modules/agent';
 import type { AuditService } from '../modules/audit';
 import { SlashCommandService } from '../modules/commands';
 import { RunningTurns, SessionRotation, TurnControl, TurnRunner, TurnService } from '../modules/conversation';
@@ -28,7 +30,7 @@ import type { MemoryService } from '../modules/memory';
 import { estimateMessages, ModelCallService, ModelRouter } from '../modules/models';
 import { PairingService, registerPairingCommands } from '../modules/pairing';
 import type { PluginSettingService } from '../modules/plugins';
-import { SessionLifecycleService, SessionMaintenanceService, type SessionService } from '../modules/sessions';
+import { Session, SessionLifecycleService, SessionMaintenanceService, type SessionService } from '../modules/sessions';
 import { AutoSummarizer, CompactionService, CompactionValve, DeferredCompaction, registerSummaryCommands, SummarizerService } from '../modules/summarizer';
 import { RedisCompactionRequests } from '../redis/redis-compaction-requests';
 import { UsageService } from '../modules/usage';
@@ -39,10 +41,17 @@ import { maintenanceJobs } from '../../jobs/maintenance';
 import { ModelCallQueues } from '../../jobs/model-calls';
 import { summaryJobs } from '../../jobs/summarizer';
 import { turnJobs } from '../../jobs/turns';
+import { skillSyncJobs } from '../../jobs/skills';
+import { BullJobProgress } from '../../jobs/job-progress';
+import { QUEUES } from '../../jobs/queues';
+import { JobProgressService } from '../modules/queues';
+import { SkillLayer } from './skill-layer';
 import type { MemoryLayer } from './memory-layer';
 import { createToolLayer, type ToolLayer } from './tool-layer';
 import { createChannelTransports } from './channel-transports';
 import { createInboundPipeline } from './inbound-layer';
+import { createBeatLayer, type BeatLayer } from './beat-layer';
+import { registerBeatCommands } from '../modules/beats';
 
 export interface ChatDeps {
   config: AppConfig;
@@ -98,6 +107,12 @@ export interface ChatServices {
   maintenance: ReturnType<typeof maintenanceJobs>;
   summarizer: SummarizerService;
   compaction: CompactionService;
+  /** Beats: service, runner, start-up sync, run feed, and the result delivery for the server's own work. */
+  beats: BeatLayer;
+  /** Skills: folder sync, `/skills`, the agent's skill slot. */
+  skills: SkillLayer;
+  /** `jobProgress(jobId)`: updates of background jobs started through the API (skill syncs). */
+  jobProgress: JobProgressService;
   /** Sets the unknown-sender policy of a channel (pairing, open, allowlist, disabled). */
   setPolicy(channel: string, policy: SenderPolicy): void;
   /** Closes the queue producers and the model router. */
@@ -114,6 +129,7 @@ export async function buildChatServices(deps: ChatDeps): Promise<ChatServices> {
   const q = config.queues;
   const main = redis.create('chat');
   const eventsSub = redis.create('events-sub');
+  const beatFeedSub = redis.create('beat-runs-sub');
   await redis.waitReady();
   const metrics = deps.metrics ?? NO_METRICS;
   const queueEnv: QueueEnv = {
@@ -143,18 +159,32 @@ export async function buildChatServices(deps: ChatDeps): Promise<ChatServices> {
   const modelQueues = new ModelCallQueues(queueEnv, router, config.ai.max_retries);
   await modelQueues.init();
   const modelLog = logger.child({ module: 'model-calls' });
+  const channels = new ChannelRegistry(logger.child({ module: 'channels' }));
+  // Deltas also reach channels that stream replies live (Telegram with stream: edit).
+  const liveReplies = new LiveReplyRelay(turnEvents, channels, async (sessionId) => {
+    const s = await db.repo(Ctx.system(logger, 'live-replies'), Session).findOneBy({ id: sessionId });
+    return s ? { channel: s.channel, chatId: s.chatId } : null;
+  });
   const models = new ModelCallService(
     router,
-    { jobs: modelQueues, executor: meteredExecutor(new ModelCallExecutor(turnEvents), metrics), marks: new RedisInteractiveMarks(main, prefix, config.ai.background_grace_ms) },
+    { jobs: modelQueues, executor: meteredExecutor(new ModelCallExecutor(liveReplies), metrics), marks: new RedisInteractiveMarks(main, prefix, config.ai.background_grace_ms) },
     { backgroundGraceMs: config.ai.background_grace_ms, onFallback: (from, err) => modelLog.warn({ from, err }, 'model call failed; trying the fallback') },
   );
-  const channels = new ChannelRegistry(logger.child({ module: 'channels' }));
   const outboundQueue = deliveryJobs(queueEnv, q.outbound_attempts);
   const delivery = new DeliveryService(
     { channels, mailbox: new RedisMailbox(main, prefix, q.turn_lock_ms, liveness), jobs: outboundQueue, events, logger: logger.child({ module: 'outbound' }), metrics },
     { attempts: q.outbound_attempts },
   );
-  const tools = createToolLayer({ config, db, audit: deps.audit, plugins: deps.plugins, users: deps.users, notices: delivery, extraTools: deps.memory?.tools() });
+  const beatLayer = createBeatLayer({ config, logger, db, users: deps.users, queueEnv, feedSub: beatFeedSub, clock });
+  const tools = createToolLayer({
+    config,
+    db,
+    audit: deps.audit,
+    plugins: deps.plugins,
+    users: deps.users,
+    notices: delivery,
+    extraTools: [...(deps.memory?.tools() ?? []), ...beatLayer.tools],
+  });
   const summaryQueue = summaryJobs(queueEnv);
   const summarizer = new SummarizerService(db, models, deps.memories, deps.users, usage);
   const rotation = new SessionRotation({ lifecycle, scheduler: turnControl, events });
@@ -164,6 +194,9 @@ export async function buildChatServices(deps: ChatDeps): Promise<ChatServices> {
     seedBudgetTokens: () => Math.floor(config.session.compact_threshold * models.info('main').contextWindow * 0.5),
     contextWindow: () => models.info('main').contextWindow,
   }, clock);
+  const skillJobs = skillSyncJobs(queueEnv);
+  const skills = new SkillLayer({ config, db, audit: deps.audit, plugins: deps.plugins, redis: main, jobs: skillJobs });
+  const jobProgressSource = new BullJobProgress(queueEnv, [QUEUES.skills]);
   const turns = new TurnService(db, turnControl, events, running, () => config.session.queue_mode);
   const agent = new AgentLoop(
     {
@@ -174,7 +207,7 @@ export async function buildChatServices(deps: ChatDeps): Promise<ChatServices> {
       models,
       tools: tools.agentTools,
       memory: deps.memory?.recall ?? NO_MEMORIES,
-      skills: NO_SKILLS,
+      skills: skills.prompter,
       outbound: delivery,
       usage,
       exchange: new AutoSummarizer(summaryQueue, () => config.session.summarizer_mode),
@@ -183,6 +216,7 @@ export async function buildChatServices(deps: ChatDeps): Promise<ChatServices> {
     },
     { systemPrompt: config.ai.system_prompt, maxIterations: config.ai.max_iterations, historyMessages: config.session.history_turns * 2, estimate: estimateMessages },
   );
+  const beats = beatLayer.attachRunner({ agent, lifecycle, notices: delivery });
   const pairing = new PairingService(db, deps.audit, deps.users, delivery);
   const commands = new SlashCommandService({
     users: deps.users,
@@ -198,13 +232,15 @@ export async function buildChatServices(deps: ChatDeps): Promise<ChatServices> {
   const deferred = new DeferredCompaction({ db, compaction, requests: new RedisCompactionRequests(main, prefix), scheduler: turnControl });
   registerSummaryCommands(commands, { compaction, deferred });
   deps.memory?.registerCommands(commands);
+  skills.registerCommands(commands);
   registerPairingCommands(commands, { pairing, users: deps.users });
+  registerBeatCommands(commands, beats.beats);
   const { pipeline, policies } = createInboundPipeline({ config, logger, db, redis: main, users: deps.users, pairing, lifecycle, rotation, turns, commands, events, notices: delivery, clock });
   const web = new WebChannel(pipeline, deps.users, deps.sessions, (channel) => config.channels[channel].enabled);
   const sessionMaintenance = new SessionMaintenanceService(db, deps.sessions, turnControl, events, clock);
   const housekeeping = new HousekeepingService({ sessions: sessionMaintenance, approvals: tools.approvals, retentionDays: () => config.session.retention_days });
   const maintenance = maintenanceJobs(queueEnv, MAINTENANCE_EVERY_MS);
-  for (const transport of createChannelTransports({ config, logger, redactor: deps.redactor, onStatus: (t) => channels.emitStatus(t.status()) })) {
+  for (const transport of createChannelTransports({ config, logger, redactor: deps.redactor, onStatus: (t) => channels.emitStatus(t.status()), commands: () => commands.menu() })) {
     channels.register(transport);
   }
   const overview = new ChannelOverview({ registry: channels, settings: deps.plugins });
@@ -236,9 +272,12 @@ export async function buildChatServices(deps: ChatDeps): Promise<ChatServices> {
     maintenance,
     summarizer,
     compaction,
+    beats,
+    skills,
+    jobProgress: new JobProgressService(jobProgressSource),
     setPolicy: (channel, policy) => void policies.set(channel, policy),
     close: async () => {
-      for (const producer of [turnQueue, modelQueues, outboundQueue, maintenance, summaryQueue]) await producer.close();
+      for (const producer of [turnQueue, modelQueues, outboundQueue, maintenance, summaryQueue, beats, skillJobs, jobProgressSource]) await producer.close();
       await liveness.stop();
       await router.dispose();
     },
