@@ -3,10 +3,13 @@ import type { HousekeepingResult } from '../server/modules/maintenance';
 import type { ChatResult, ModelCallInput } from '../server/modules/models';
 import type { SkillSyncReport } from '../server/modules/skills';
 
-/** Queue names (BullMQ). Model calls get one queue per provider: `model-calls.<provider>`. */
+/**
+ * Queue names (BullMQ). Model calls get one queue per provider (`model-calls.<provider>`), deliveries one
+ * per platform channel (`outbound.<channel>`), served by the process that holds the channel.
+ */
 export const QUEUES = {
   turns: 'turns',
-  outbound: 'outbound',
+  outbound: (channel: string) => `outbound.${channel}`,
   summarizer: 'summarizer',
   maintenance: 'maintenance',
   heartbeat: 'heartbeat',

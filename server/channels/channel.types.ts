@@ -79,10 +79,11 @@ export interface ChannelTransport {
   setTyping?(chatId: string, on: boolean): Promise<void>;
   status(): ChannelStatus;
   /**
-   * HTTP endpoint for platforms that push updates (Telegram webhook mode). Mounted by the HTTP server of
-   * the same process; `path` should contain an unguessable secret.
+   * HTTP endpoint for platforms that push updates (Telegram webhook mode). Mounted by every API process
+   * while the channel is on, wherever it runs: `sink` takes the updates in a process that does not hold
+   * the channel. `path` should contain an unguessable secret, the same in every process.
    */
-  webhook?(): { path: string; handler: (req: import('node:http').IncomingMessage & { body?: unknown }, res: import('node:http').ServerResponse) => void } | null;
+  webhook?(sink?: InboundSink): { path: string; handler: (req: import('node:http').IncomingMessage & { body?: unknown }, res: import('node:http').ServerResponse) => void } | null;
 }
 
 /**

@@ -1,6 +1,8 @@
 import type { AppConfig } from '../config';
 import { SYSTEM_CLOCK, type Clock } from '../common/clock';
 import type { Logger } from '../common/logger';
+import { NO_METRICS, type Metrics } from '../common/metrics';
+import { meteredEvents, meteredExecutor } from '../metrics';
 import type { SecretRedactor } from '../common/secret-redactor';
 import type { Db } from '../persistence/db';
 import type { RedisConnections } from '../redis/redis-connections';
@@ -10,6 +12,8 @@ import { RedisTurnAborts } from '../redis/redis-turn-aborts';
 import { RedisInteractiveMarks } from '../redis/redis-interactive-marks';
 import { RedisMailbox } from '../redis/redis-mailbox';
 import { ProcessLiveness } from '../redis/process-liveness';
+import { RedisChannelLeases } from '../redis/redis-channel-leases';
+import type { ChannelLeases } from '../channels/channel-leases';
 import { ChannelRegistry } from '../channels/channel-registry';
 import { LiveReplyRelay } from '../channels/live-reply-relay';
 import { Ctx } from '../common/ctx';
@@ -66,6 +70,8 @@ export interface ChatDeps {
   router?: ModelRouter;
   /** Time for session resets and retention; tests move it forward. @default SYSTEM_CLOCK */
   clock?: Clock;
+  /** Where turns, model calls, deliveries and job failures are counted. @default none */
+  metrics?: Metrics;
 }
 
 /** How often the maintenance job runs (retention, overdue approvals). */
@@ -86,6 +92,8 @@ export interface ChatServices {
   models: ModelCallService;
   modelQueues: ModelCallQueues;
   channels: ChannelRegistry;
+  /** One holder per platform channel in the cluster. */
+  channelLeases: ChannelLeases;
   delivery: DeliveryService;
   tools: ToolLayer;
   agent: AgentLoop;
@@ -123,12 +131,23 @@ export async function buildChatServices(deps: ChatDeps): Promise<ChatServices> {
   const eventsSub = redis.create('events-sub');
   const beatFeedSub = redis.create('beat-runs-sub');
   await redis.waitReady();
-  const queueEnv: QueueEnv = { prefix, redis: main, connect: (name) => redis.create(name), lockMs: q.turn_lock_ms, stalledIntervalMs: q.stalled_interval_ms, logger: logger.child({ module: 'queues' }) };
+  const metrics = deps.metrics ?? NO_METRICS;
+  const queueEnv: QueueEnv = {
+    prefix,
+    redis: main,
+    connect: (name) => redis.create(name),
+    lockMs: q.turn_lock_ms,
+    stalledIntervalMs: q.stalled_interval_ms,
+    logger: logger.child({ module: 'queues' }),
+    onJobFailed: (queue) => metrics.inc('muninn_job_failures_total', { queue }),
+  };
   const router =
     deps.router ?? (await ModelRouter.fromConfig(config.ai, { logger: logger.child({ module: 'models' }), redactor: deps.redactor, sensitiveLogs: config.log.sensitive }));
   deps.memory?.useEmbeddings(router);
   const clock = deps.clock ?? SYSTEM_CLOCK;
   const events = new RedisSessionEvents(main, eventsSub, logger.child({ module: 'events' }), { prefix });
+  // Turns publish through this one: their events also feed the turn metrics.
+  const turnEvents = meteredEvents(events, metrics);
   const lifecycle = new SessionLifecycleService(db, clock);
   const usage = new UsageService(db);
   const running = new RunningTurns();
@@ -142,18 +161,18 @@ export async function buildChatServices(deps: ChatDeps): Promise<ChatServices> {
   const modelLog = logger.child({ module: 'model-calls' });
   const channels = new ChannelRegistry(logger.child({ module: 'channels' }));
   // Deltas also reach channels that stream replies live (Telegram with stream: edit).
-  const liveReplies = new LiveReplyRelay(events, channels, async (sessionId) => {
+  const liveReplies = new LiveReplyRelay(turnEvents, channels, async (sessionId) => {
     const s = await db.repo(Ctx.system(logger, 'live-replies'), Session).findOneBy({ id: sessionId });
     return s ? { channel: s.channel, chatId: s.chatId } : null;
   });
   const models = new ModelCallService(
     router,
-    { jobs: modelQueues, executor: new ModelCallExecutor(liveReplies), marks: new RedisInteractiveMarks(main, prefix, config.ai.background_grace_ms) },
+    { jobs: modelQueues, executor: meteredExecutor(new ModelCallExecutor(liveReplies), metrics), marks: new RedisInteractiveMarks(main, prefix, config.ai.background_grace_ms) },
     { backgroundGraceMs: config.ai.background_grace_ms, onFallback: (from, err) => modelLog.warn({ from, err }, 'model call failed; trying the fallback') },
   );
   const outboundQueue = deliveryJobs(queueEnv, q.outbound_attempts);
   const delivery = new DeliveryService(
-    { channels, mailbox: new RedisMailbox(main, prefix, q.turn_lock_ms, liveness), jobs: outboundQueue, events, logger: logger.child({ module: 'outbound' }) },
+    { channels, mailbox: new RedisMailbox(main, prefix, q.turn_lock_ms, liveness), jobs: outboundQueue, events, logger: logger.child({ module: 'outbound' }), metrics },
     { attempts: q.outbound_attempts },
   );
   const beatLayer = createBeatLayer({ config, logger, db, users: deps.users, queueEnv, feedSub: beatFeedSub, clock });
@@ -184,7 +203,7 @@ export async function buildChatServices(deps: ChatDeps): Promise<ChatServices> {
       db,
       users: deps.users,
       lifecycle,
-      events,
+      events: turnEvents,
       models,
       tools: tools.agentTools,
       memory: deps.memory?.recall ?? NO_MEMORIES,
@@ -239,6 +258,7 @@ export async function buildChatServices(deps: ChatDeps): Promise<ChatServices> {
     models,
     modelQueues,
     channels,
+    channelLeases: new RedisChannelLeases(main, prefix, config.channels.lease_ms, liveness),
     delivery,
     tools,
     agent,

@@ -43,7 +43,9 @@ export function createInboundPipeline(deps: InboundLayerDeps): { pipeline: Inbou
     commands: deps.commands,
     events: deps.events,
     policy: (channel) => policies.get(channel) ?? REFUSE_UNKNOWN,
-    requireMention: (channel) => (config.channels as Record<string, { require_mention?: boolean }>)[channel]?.require_mention ?? true,
+    requireMention: (channel) =>
+      (config.channels as unknown as Record<string, { require_mention?: boolean } | undefined>)[channel]
+        ?.require_mention ?? true,
     dmScope: () => config.session.dm_scope,
     replier: new ChannelDirectReplier(deps.notices),
     logger: deps.logger.child({ module: 'inbound' }),

@@ -71,6 +71,14 @@ const redis = z
   .strict()
   .prefault({});
 
+const metrics = z
+  .object({
+    enabled: z.boolean().default(true).describe('Serve Prometheus metrics at GET /metrics.'),
+    token: z.string().nullable().default(null).describe('Bearer token a scraper must send (env MUNINN_METRICS_TOKEN); null serves /metrics to loopback clients only.'),
+  })
+  .strict()
+  .prefault({});
+
 const log = z
   .object({
     level: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info').describe('Log level (env LOG_LEVEL).'),
@@ -252,6 +260,11 @@ const channels = z
       .strict()
       .prefault({}),
     web: z.object({ enabled: z.boolean().default(true).describe('Web chat through GraphQL sendMessage.') }).strict().prefault({}),
+    run_on: z
+      .enum(['any', 'api', 'worker'])
+      .default('any')
+      .describe('Which processes may hold the platform channels (Telegram poller, WhatsApp socket): any, api or worker role (role all always may). One process holds each channel at a time.'),
+    lease_ms: z.number().int().min(1000).default(15000).describe('Lease of the process holding a channel, renewed while it runs; a holder that dies is replaced after its heartbeat stops (a few seconds), at the latest after this.'),
     tui: z.object({ enabled: z.boolean().default(true).describe('Terminal client (muninn chat).') }).strict().prefault({}),
   })
   .strict()
@@ -266,6 +279,7 @@ export const appConfigSchema = z
     redis,
     queues,
     log,
+    metrics,
     ai,
     session,
     memory,

@@ -1,4 +1,5 @@
 import { Ctx } from '../common/ctx';
+import { NO_METRICS, type Metrics } from '../common/metrics';
 import type { ChannelOverview } from '../channels/policies/channel-overview';
 import type { WebChannel } from '../channels/web/web-channel';
 import type { AuditService } from '../modules/audit';
@@ -30,6 +31,7 @@ import { SkillResolver } from './resolvers/skill.resolver';
 import { SessionResolver } from './resolvers/session.resolver';
 import { ToolResolver } from './resolvers/tool.resolver';
 import { UserResolver } from './resolvers/user.resolver';
+import { countedStream } from './counted-stream';
 import { guardSubscription } from './subscription-guard';
 import { access } from '../common/access';
 
@@ -98,7 +100,7 @@ export function createResolverRegistry(s: ApiServices, maxPageSize: number): Res
  * The subscription sources: a session's events for whoever may read the session, re-checked every
  * `recheckMs` (a revoked token or a lowered trust ends the stream), and channel status changes.
  */
-export function createStreams(s: ApiServices, recheckMs: number): GraphQLStreams | undefined {
+export function createStreams(s: ApiServices, recheckMs: number, metrics: Metrics = NO_METRICS): GraphQLStreams | undefined {
   const chat = s.chat;
   if (!chat) return undefined;
   return {
@@ -112,9 +114,9 @@ export function createStreams(s: ApiServices, recheckMs: number): GraphQLStreams
         await s.sessions.getVisible(new Ctx({ actor: { ...actor, trust: user.trust }, logger: ctx.logger, channel: ctx.channel }), sessionId);
         return true;
       };
-      return guardSubscription(chat.events.subscribe(sessionId, afterSeq), stillAllowed, recheckMs);
+      return countedStream(guardSubscription(chat.events.subscribe(sessionId, afterSeq), stillAllowed, recheckMs), metrics, 'sessionEvents');
     },
-    channelStatus: (ctx) => chat.overview.watch(ctx),
+    channelStatus: (ctx) => countedStream(chat.overview.watch(ctx), metrics, 'channelStatus'),
     beatRuns: async (ctx, beatId) => {
       if (beatId) await chat.beats.get(ctx, beatId);
       const actor = ctx.actor;

@@ -1,5 +1,6 @@
 import type { Ctx } from '../../common/ctx';
 import type { Logger } from '../../common/logger';
+import { NO_METRICS, type Metrics } from '../../common/metrics';
 import type { OutboundRequest, OutboundSender } from '../../modules/agent';
 import type { NoticeSender, NoticeTarget, SessionEventPublisher } from '../../modules/events';
 import type { ChannelRegistry } from '../channel-registry';
@@ -23,9 +24,13 @@ const BUSY_RETRY_MS = 200;
  */
 export class DeliveryService implements OutboundSender, NoticeSender {
   constructor(
-    private readonly deps: { channels: ChannelRegistry; mailbox: Mailbox; jobs: DeliveryJobs; events: SessionEventPublisher; logger: Logger },
+    private readonly deps: { channels: ChannelRegistry; mailbox: Mailbox; jobs: DeliveryJobs; events: SessionEventPublisher; logger: Logger; metrics?: Metrics },
     private readonly options: { attempts: number },
   ) {}
+
+  private get metrics(): Metrics {
+    return this.deps.metrics ?? NO_METRICS;
+  }
 
   deliver(ctx: Ctx, req: OutboundRequest): Promise<void> {
     return this.hand({ channel: req.channel, chatId: req.chatId, key: `reply:${req.messageId}`, sessionId: req.sessionId }, req.text, 'reply', req.turnId);
@@ -75,6 +80,7 @@ export class DeliveryService implements OutboundSender, NoticeSender {
             await transport.send({ chatId, text: item.chunks[i]!, idempotencyKey: `${item.key}:${i}`, ...stream }, signal);
             await mailbox.markSent(item.key, i);
             result.sent += 1;
+            this.metrics.inc('muninn_deliveries_total', { channel });
           }
         } catch (err) {
           if (signal.aborted) throw err;
@@ -97,9 +103,11 @@ export class DeliveryService implements OutboundSender, NoticeSender {
       const delay = RETRY_BASE_MS * 2 ** (failures - 1);
       await this.deps.mailbox.setBackoff(key, delay);
       this.deps.logger.warn({ err: (err as Error).message, channel, key, failures, retryInMs: delay }, 'delivery failed; retrying');
+      this.metrics.inc('muninn_delivery_retries_total', { channel });
       return delay;
     }
     this.deps.logger.error({ err: (err as Error).message, channel, key, failures }, 'delivery given up');
+    this.metrics.inc('muninn_deliveries_given_up_total', { channel });
     return null;
   }
 }

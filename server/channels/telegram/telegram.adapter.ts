@@ -1,4 +1,4 @@
-import { randomBytes } from 'node:crypto';
+import { createHmac, randomBytes } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { run, sequentialize } from '@grammyjs/runner';
 import { GrammyError, type Bot } from 'grammy';
@@ -61,12 +61,13 @@ export class TelegramTransport implements ChannelTransport {
   readonly liveReply?: (chatId: string, key: string, textSoFar: string) => void;
   private readonly status$: ChannelStatusTracker;
   private readonly typing: TypingRefresher;
-  private readonly hookPath = `/hooks/telegram/${randomBytes(18).toString('base64url')}`;
-  private readonly hookSecret = randomBytes(24).toString('base64url');
+  private readonly hookPath: string;
+  private readonly hookSecret: string;
   private bot: Bot | null = null;
+  /** Answers webhook updates in a process that does not hold the channel (its bot info, no polling). */
+  private receiver: Promise<Bot> | null = null;
   private life: AbortController | null = null;
   private supervisor: Promise<void> | null = null;
-  private sink: InboundSink | null = null;
   private failures = 0;
 
   constructor(private readonly options: TelegramTransportOptions) {
@@ -85,6 +86,17 @@ export class TelegramTransport implements ChannelTransport {
       this.liveReply = (chatId, key, text) => streamer.update(chatId, key, text);
     }
     this.typing = new TypingRefresher((chatId) => this.sendTyping(chatId), options.typingRefreshMs ?? 4000);
+    // Derived from the bot token, so every process of a cluster serves the same hook (and no one else can guess it).
+    const derive = (purpose: string, bytes: number) =>
+      options.token
+        ? createHmac('sha256', options.token)
+            .update(`muninn telegram ${purpose}`)
+            .digest()
+            .subarray(0, bytes)
+            .toString('base64url')
+        : randomBytes(bytes).toString('base64url');
+    this.hookPath = `/hooks/telegram/${derive('webhook path', 18)}`;
+    this.hookSecret = derive('webhook secret', 24);
     options.redactor?.add(this.hookPath.split('/').pop()!);
     options.redactor?.add(this.hookSecret);
   }
@@ -121,13 +133,9 @@ export class TelegramTransport implements ChannelTransport {
       this.status$.set('ERROR', 'channels.telegram.bot_token is not set (env TELEGRAM_BOT_TOKEN); get one from @BotFather');
       throw new Error('channels.telegram.enabled is true but channels.telegram.bot_token is not set (env TELEGRAM_BOT_TOKEN)');
     }
-    this.sink = sink;
     this.life = new AbortController();
     this.bot = createTelegramBot(this.options.token, this.o.apiRoot, this.pollWatcher());
-    this.bot.use(sequentialize((ctx) => ctx.chat?.id.toString()));
-    this.bot.on('message', (ctx) => this.onMessage(ctx.message));
-    this.bot.use((ctx) => this.o.logger.debug({ updateId: ctx.update.update_id, kinds: Object.keys(ctx.update) }, 'telegram: update skipped (not a message)'));
-    this.bot.catch((err) => this.o.logger.warn({ err: this.clean(err.error), updateId: err.ctx.update.update_id }, 'telegram: update failed'));
+    this.handleUpdates(this.bot, sink);
     this.status$.set('STARTING', null);
     this.supervisor = this.supervise(this.bot, this.life.signal);
   }
@@ -138,7 +146,7 @@ export class TelegramTransport implements ChannelTransport {
     await this.supervisor;
     this.typing.clearAll();
     this.streamer?.clearAll();
-    this.bot = this.life = this.supervisor = this.sink = null;
+    this.bot = this.life = this.supervisor = null;
     this.status$.set('STOPPED');
   }
 
@@ -205,9 +213,49 @@ export class TelegramTransport implements ChannelTransport {
     await this.typing.set(chatId, on && this.bot !== null);
   }
 
-  webhook(): ReturnType<NonNullable<ChannelTransport['webhook']>> {
+  /**
+   * The webhook endpoint (webhook mode). `sink` lets a process that does not hold the channel (API and
+   * worker processes apart) answer the updates Telegram posts to it; the holder registers the webhook.
+   */
+  webhook(sink?: InboundSink): ReturnType<NonNullable<ChannelTransport['webhook']>> {
     if (!this.options.webhookUrl) return null;
-    return { path: this.hookPath, handler: (req, res) => void this.onWebhook(req, res) };
+    return { path: this.hookPath, handler: (req, res) => void this.onWebhook(req, res, sink) };
+  }
+
+  /** Message handling of a bot: per-chat order, messages to the sink, everything else skipped. */
+  private handleUpdates(bot: Bot, sink: InboundSink): void {
+    bot.use(sequentialize((ctx) => ctx.chat?.id.toString()));
+    bot.on('message', (ctx) => this.onMessage(bot, sink, ctx.message));
+    bot.use((ctx) =>
+      this.o.logger.debug(
+        { updateId: ctx.update.update_id, kinds: Object.keys(ctx.update) },
+        'telegram: update skipped (not a message)',
+      ),
+    );
+    bot.catch((err) =>
+      this.o.logger.warn(
+        { err: this.clean(err.error), updateId: err.ctx.update.update_id },
+        'telegram: update failed',
+      ),
+    );
+  }
+
+  /** A bot that only handles posted updates (getMe once; never polls, never sets the webhook). */
+  private receiverBot(sink: InboundSink): Promise<Bot> {
+    this.receiver ??= (async () => {
+      const bot = createTelegramBot(this.options.token!, this.o.apiRoot, {
+        probing: () => false,
+        succeeded: () => undefined,
+        failed: () => undefined,
+      });
+      this.handleUpdates(bot, sink);
+      await bot.init();
+      return bot;
+    })().catch((err: unknown) => {
+      this.receiver = null;
+      throw err;
+    });
+    return this.receiver;
   }
 
   // === Lifecycle
@@ -268,16 +316,20 @@ export class TelegramTransport implements ChannelTransport {
 
   // === Inbound
 
-  private async onMessage(msg: Message): Promise<void> {
-    const me = this.requireBot().botInfo;
+  private async onMessage(bot: Bot, sink: InboundSink, msg: Message): Promise<void> {
+    const me = bot.botInfo;
     const mapped = mapTelegramMessage(msg, { id: me.id, username: me.username });
-    if (!mapped.ok) return void this.o.logger.debug({ chatId: msg.chat?.id, messageId: msg.message_id, reason: mapped.reason }, 'telegram: message skipped');
-    const image = mapped.media ? await this.fetchImage(mapped.media) : null;
+    if (!mapped.ok)
+      return void this.o.logger.debug(
+        { chatId: msg.chat?.id, messageId: msg.message_id, reason: mapped.reason },
+        'telegram: message skipped',
+      );
+    const image = mapped.media ? await this.fetchImage(bot, mapped.media) : null;
     if (image) mapped.message.images = [image];
-    await this.sink?.(mapped.message);
+    await sink(mapped.message);
   }
 
-  private async fetchImage(ref: TelegramMediaRef): Promise<InboundImage | null> {
+  private async fetchImage(bot: Bot, ref: TelegramMediaRef): Promise<InboundImage | null> {
     const max = this.o.maxImageBytes;
     const tooLarge = (size: number | null | undefined) => {
       this.o.logger.info({ fileId: ref.fileId, size, maxBytes: max }, 'telegram: image skipped (too large)');
@@ -285,7 +337,7 @@ export class TelegramTransport implements ChannelTransport {
     };
     if (ref.fileSize !== null && ref.fileSize > max) return tooLarge(ref.fileSize);
     try {
-      const file = await this.requireBot().api.getFile(ref.fileId);
+      const file = await bot.api.getFile(ref.fileId);
       if (!file.file_path) throw new Error('getFile returned no file_path');
       if ((file.file_size ?? 0) > max) return tooLarge(file.file_size);
       const data = await downloadBotFile(`${this.o.apiRoot}/file/bot${this.options.token}/${file.file_path}`, max);
@@ -296,10 +348,16 @@ export class TelegramTransport implements ChannelTransport {
     }
   }
 
-  private async onWebhook(req: IncomingMessage & { body?: unknown }, res: ServerResponse): Promise<void> {
-    if (!secretMatches(req.headers['x-telegram-bot-api-secret-token'], this.hookSecret)) return void res.writeHead(401).end();
-    const bot = this.bot;
-    if (!bot?.isInited()) return void res.writeHead(503).end();
+  private async onWebhook(
+    req: IncomingMessage & { body?: unknown },
+    res: ServerResponse,
+    sink?: InboundSink,
+  ): Promise<void> {
+    if (!secretMatches(req.headers['x-telegram-bot-api-secret-token'], this.hookSecret))
+      return void res.writeHead(401).end();
+    let bot = this.bot?.isInited() ? this.bot : null;
+    if (!bot && sink && this.options.token) bot = await this.receiverBot(sink).catch(() => null);
+    if (!bot) return void res.writeHead(503).end();
     const update = req.body as Update | undefined;
     if (typeof update?.update_id !== 'number') return void res.writeHead(400).end();
     // Answered after the update is handled: ordering holds, and a failed delivery is retried by Telegram.

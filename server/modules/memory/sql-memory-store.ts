@@ -6,11 +6,12 @@ import type { MemoryEmbedder } from './memory-embedder';
 import type { MemoryStore, MemoryStoreHit, MemoryStoreItem, MemoryStoreSearchOptions } from './memory-store';
 import { contentHash, queryTerms, tokenize } from './memory-text';
 import { SqliteVectorTables, type VectorWrite } from './sqlite-vector-tables';
+import { PgVectorTables } from './pg-vector-tables';
 
 // === SqlMemoryStore: the memory index in the app's own database
 // SQLite: `memory_index` rows + FTS5 (`memory_fts`, rowid = seq) + sqlite-vec (`memory_vec`, rowid = seq,
 // partitioned by owner so a KNN query only ever walks one owner's vectors). PostgreSQL: `memory_index` with a
-// GIN tsvector index, keyword-only (no pgvector here).
+// GIN tsvector index + `memory_vectors` scanned exactly per owner (pg-vector-tables.ts).
 
 export interface SqlMemoryStoreOptions extends RankingOptions {
   /** Embeddings for the vector index; null keeps the store keyword-only. */
@@ -77,7 +78,7 @@ export class SqlMemoryStore implements MemoryStore {
   private initializing: Promise<void> | null = null;
   /** sqlite-vec is loaded (SQLite only). */
   private vecLoaded = false;
-  private readonly vec: SqliteVectorTables;
+  private readonly vec: SqliteVectorTables | PgVectorTables;
 
   constructor(
     private readonly db: Db,
@@ -87,7 +88,8 @@ export class SqlMemoryStore implements MemoryStore {
     this.ranking = resolveRankingOptions(options);
     this.embedder = options.embedder ?? null;
     this.logger = options.logger;
-    this.vec = new SqliteVectorTables(db, (ctx, sql, params) => this.query(ctx, sql, params), this.logger);
+    const query = (ctx: Ctx, sql: string, params?: readonly unknown[]) => this.query(ctx, sql, params);
+    this.vec = this.pg ? new PgVectorTables(db, query, this.logger) : new SqliteVectorTables(db, query, this.logger);
   }
 
   /** Dimension of the vector tables, null when there are none. */
@@ -96,7 +98,7 @@ export class SqlMemoryStore implements MemoryStore {
   }
 
   get name(): string {
-    return this.pg ? 'sql-keyword' : 'sqlite-vec';
+    return this.pg ? 'sql-scan' : 'sqlite-vec';
   }
 
   init(ctx: Ctx): Promise<void> {
@@ -106,7 +108,9 @@ export class SqlMemoryStore implements MemoryStore {
 
   private async open(ctx: Ctx): Promise<void> {
     if (this.pg) {
-      if (this.embedder) this.logger.info('memory search on PostgreSQL is keyword-only (use memory.vector_store: lancedb for vectors)');
+      // Full-text search plus an exact scan of the stored vectors (no extension needed).
+      await this.vec.open(ctx);
+      this.vecLoaded = true;
       return;
     }
     try {
@@ -170,8 +174,7 @@ export class SqlMemoryStore implements MemoryStore {
           `importance = excluded.importance, "itemUpdatedAt" = excluded."itemUpdatedAt", "contentHash" = excluded."contentHash", ` +
           `"vectorModel" = excluded."vectorModel" RETURNING seq, "itemId"`;
         const seqOf = new Map(((await this.query(tx, sql, p.values)) as Array<{ seq: number; itemId: string }>).map((r) => [r.itemId, Number(r.seq)]));
-        if (this.pg) continue;
-        const changed = plan.filter((x) => x.contentChanged);
+        const changed = this.pg ? [] : plan.filter((x) => x.contentChanged);
         const stale = changed.filter((x) => x.row).map((x) => seqOf.get(x.item.id)!);
         if (stale.length) await this.query(tx, `DELETE FROM memory_fts WHERE rowid IN (${stale.map(() => '?').join(', ')})`, stale);
         if (changed.length) {
@@ -199,10 +202,8 @@ export class SqlMemoryStore implements MemoryStore {
       const seqs = [...rows.values()].map((r) => r.seq);
       removed = seqs;
       for (const part of chunks(seqs)) {
-        if (!this.pg) {
-          await this.query(tx, `DELETE FROM memory_fts WHERE rowid IN (${part.map(() => '?').join(', ')})`, part);
-          if (this.vecDims !== null) await this.vec.remove(tx, part);
-        }
+        if (!this.pg) await this.query(tx, `DELETE FROM memory_fts WHERE rowid IN (${part.map(() => '?').join(', ')})`, part);
+        if (this.vecDims !== null) await this.vec.remove(tx, part);
         const p = new Params(this.pg);
         await this.query(tx, `DELETE FROM memory_index WHERE seq IN (${p.list(part)})`, p.values);
       }
@@ -221,10 +222,11 @@ export class SqlMemoryStore implements MemoryStore {
     if (!model) return 0;
     let done = 0;
     for (let guard = 0; guard < 10_000 && !signal?.aborted && this.embedder!.available; guard++) {
+      const q = new Params(this.pg);
       const rows = (await this.query(
         ctx,
-        'SELECT seq, "itemId", owner, content, "contentHash" FROM memory_index WHERE "vectorModel" IS NULL OR "vectorModel" <> ? ORDER BY seq LIMIT 256',
-        [model],
+        `SELECT seq, "itemId", owner, content, "contentHash" FROM memory_index WHERE "vectorModel" IS NULL OR "vectorModel" <> ${q.add(model)} ORDER BY seq LIMIT 256`,
+        q.values,
       )) as IndexRow[];
       if (!rows.length) break;
       const vectors = await this.embedder!.embedDocuments(ctx, rows.map((r) => r.content), rows.map((r) => r.contentHash));
@@ -236,7 +238,8 @@ export class SqlMemoryStore implements MemoryStore {
         for (let i = 0; i < rows.length; i++) {
           const row = rows[i]!;
           written.push(await this.vec.put(tx, row.seq, row.owner, vectors[i]!));
-          await this.query(tx, 'UPDATE memory_index SET "vectorModel" = ? WHERE seq = ? AND "contentHash" = ?', [model, row.seq, row.contentHash]);
+          const u = new Params(this.pg);
+          await this.query(tx, `UPDATE memory_index SET "vectorModel" = ${u.add(model)} WHERE seq = ${u.add(row.seq)} AND "contentHash" = ${u.add(row.contentHash)}`, u.values);
         }
       });
       this.vec.committed(written);
@@ -273,7 +276,7 @@ export class SqlMemoryStore implements MemoryStore {
       const order = new Map(ranked.map((r, i) => [r.seq, i]));
       const best = ranked.slice(0, poolSize * 2).map((r) => r.seq);
       if (best.length) {
-        const p = new Params(false);
+        const p = new Params(this.pg);
         const rows = (await this.query(
           ctx,
           `SELECT i.* FROM memory_index i WHERE i.seq IN (${p.list(best)}) AND ${this.filterSql(p, options)} AND i."vectorModel" = ${p.add(model)}`,
@@ -307,7 +310,7 @@ export class SqlMemoryStore implements MemoryStore {
   // === Internals
 
   private get vectorsEnabled(): boolean {
-    return !this.pg && this.vecLoaded && !!this.embedder?.model;
+    return this.vecLoaded && !!this.embedder?.model;
   }
 
   private query(ctx: Ctx, sql: string, params: readonly unknown[] = []): Promise<unknown[]> {
