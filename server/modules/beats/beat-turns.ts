@@ -28,7 +28,13 @@ export class BeatTurns implements BeatTaskRunner {
     const instruction = await repo.save(
       repo.create({ sessionId: session.id, userId: ownerId, role: MessageRole.USER, content: beat.prompt, status: MessageStatus.PROCESSING, turnId, dedupeKey: null }),
     );
-    await this.deps.agent.runTurn(ctx, session, [instruction], turnId, signal, HEARTBEAT_TURN);
+    try {
+      await this.deps.agent.runTurn(ctx, session, [instruction], turnId, signal, HEARTBEAT_TURN);
+    } catch (err) {
+      // Left PROCESSING, the start-up recovery would answer it again as a conversation turn.
+      await repo.update({ id: instruction.id }, { status: MessageStatus.CANCELLED });
+      throw err;
+    }
     const reply = await repo.findOneBy({ dedupeKey: `reply:${turnId}` });
     if (!reply) return { ok: false, text: 'The turn ended without a reply (it was stopped).', sessionId: session.id, inputTokens: 0, outputTokens: 0 };
     return {
