@@ -1,6 +1,7 @@
 import type { SerializedCtx } from '../server/common/ctx';
 import type { HousekeepingResult } from '../server/modules/maintenance';
 import type { ChatResult, ModelCallInput } from '../server/modules/models';
+import type { SkillSyncReport } from '../server/modules/skills';
 
 /** Queue names (BullMQ). Model calls get one queue per provider: `model-calls.<provider>`. */
 export const QUEUES = {
@@ -9,6 +10,7 @@ export const QUEUES = {
   summarizer: 'summarizer',
   maintenance: 'maintenance',
   heartbeat: 'heartbeat',
+  skills: 'skills',
   modelCalls: (provider: string) => `model-calls.${provider}`,
 } as const;
 
@@ -39,6 +41,11 @@ export interface JobMap {
     /** Retention of archived sessions, overdue tool approvals. */
     data: Record<string, never>;
     result: HousekeepingResult;
+  };
+  'skills.sync': {
+    /** Mirrors the skills folder into `learned_skills` (GraphQL `syncSkills`); progress: `{ done, total }`. */
+    data: { ctx: SerializedCtx };
+    result: SkillSyncReport;
   };
 }
 

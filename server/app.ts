@@ -190,6 +190,8 @@ export class App {
         beats: chat.beats.beats,
         beatRunner: chat.beats.runner,
         beatFeed: chat.beats.feed,
+        skills: { service: chat.skills.service, syncCommands: chat.skills.syncCommands },
+        jobProgress: chat.jobProgress,
       },
     };
   }
@@ -207,6 +209,7 @@ export class App {
       port: this.config.server.port,
       bodyLimitKb: this.config.server.body_limit_kb,
       explorer,
+      publicIntrospection: this.config.graphql.public_introspection ?? process.env.NODE_ENV !== 'production',
       schema,
       limits: createQueryLimits(this.config.graphql),
       logger: this.logger.child({ module: 'http' }),

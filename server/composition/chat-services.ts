@@ -17,7 +17,7 @@ import { DeliveryService } from '../channels/delivery';
 import { ChannelOverview } from '../channels/policies/channel-overview';
 import { WebChannel } from '../channels/web/web-channel';
 import type { SenderPolicy } from '../channels/inbound-pipeline';
-import { AgentLoop, ModelCallExecutor, NO_MEMORIES, NO_SKILLS } from '../modules/agent';
+import { AgentLoop, ModelCallExecutor, NO_MEMORIES } from '../modules/agent';
 import type { AuditService } from '../modules/audit';
 import { SlashCommandService } from '../modules/commands';
 import { RunningTurns, SessionRotation, TurnControl, TurnRunner, TurnService } from '../modules/conversation';
@@ -37,6 +37,11 @@ import { maintenanceJobs } from '../../jobs/maintenance';
 import { ModelCallQueues } from '../../jobs/model-calls';
 import { summaryJobs } from '../../jobs/summarizer';
 import { turnJobs } from '../../jobs/turns';
+import { skillSyncJobs } from '../../jobs/skills';
+import { BullJobProgress } from '../../jobs/job-progress';
+import { QUEUES } from '../../jobs/queues';
+import { JobProgressService } from '../modules/queues';
+import { SkillLayer } from './skill-layer';
 import type { MemoryLayer } from './memory-layer';
 import { createToolLayer, type ToolLayer } from './tool-layer';
 import { createChannelTransports } from './channel-transports';
@@ -96,6 +101,10 @@ export interface ChatServices {
   compaction: CompactionService;
   /** Beats: service, runner, start-up sync, run feed, and the result delivery for the server's own work. */
   beats: BeatLayer;
+  /** Skills: folder sync, `/skills`, the agent's skill slot. */
+  skills: SkillLayer;
+  /** `jobProgress(jobId)`: updates of background jobs started through the API (skill syncs). */
+  jobProgress: JobProgressService;
   /** Sets the unknown-sender policy of a channel (pairing, open, allowlist, disabled). */
   setPolicy(channel: string, policy: SenderPolicy): void;
   /** Closes the queue producers and the model router. */
@@ -166,6 +175,9 @@ export async function buildChatServices(deps: ChatDeps): Promise<ChatServices> {
     seedBudgetTokens: () => Math.floor(config.session.compact_threshold * models.info('main').contextWindow * 0.5),
     contextWindow: () => models.info('main').contextWindow,
   }, clock);
+  const skillJobs = skillSyncJobs(queueEnv);
+  const skills = new SkillLayer({ config, db, audit: deps.audit, plugins: deps.plugins, redis: main, jobs: skillJobs });
+  const jobProgressSource = new BullJobProgress(queueEnv, [QUEUES.skills]);
   const turns = new TurnService(db, turnControl, events, running, () => config.session.queue_mode);
   const agent = new AgentLoop(
     {
@@ -176,7 +188,7 @@ export async function buildChatServices(deps: ChatDeps): Promise<ChatServices> {
       models,
       tools: tools.agentTools,
       memory: deps.memory?.recall ?? NO_MEMORIES,
-      skills: NO_SKILLS,
+      skills: skills.prompter,
       outbound: delivery,
       usage,
       exchange: new AutoSummarizer(summaryQueue, () => config.session.summarizer_mode),
@@ -201,6 +213,7 @@ export async function buildChatServices(deps: ChatDeps): Promise<ChatServices> {
   const deferred = new DeferredCompaction({ db, compaction, requests: new RedisCompactionRequests(main, prefix), scheduler: turnControl });
   registerSummaryCommands(commands, { compaction, deferred });
   deps.memory?.registerCommands(commands);
+  skills.registerCommands(commands);
   registerPairingCommands(commands, { pairing, users: deps.users });
   registerBeatCommands(commands, beats.beats);
   const { pipeline, policies } = createInboundPipeline({ config, logger, db, redis: main, users: deps.users, pairing, lifecycle, rotation, turns, commands, events, notices: delivery, clock });
@@ -240,9 +253,11 @@ export async function buildChatServices(deps: ChatDeps): Promise<ChatServices> {
     summarizer,
     compaction,
     beats,
+    skills,
+    jobProgress: new JobProgressService(jobProgressSource),
     setPolicy: (channel, policy) => void policies.set(channel, policy),
     close: async () => {
-      for (const producer of [turnQueue, modelQueues, outboundQueue, maintenance, summaryQueue, beats]) await producer.close();
+      for (const producer of [turnQueue, modelQueues, outboundQueue, maintenance, summaryQueue, beats, skillJobs, jobProgressSource]) await producer.close();
       await liveness.stop();
       await router.dispose();
     },

@@ -11,6 +11,7 @@ import { startOutboundWorker } from '../../jobs/outbound';
 import { startSummarizerWorker } from '../../jobs/summarizer';
 import { startTurnWorker } from '../../jobs/turns';
 import { startHeartbeatWorker } from '../../jobs/heartbeat';
+import { startSkillSyncWorker } from '../../jobs/skills';
 import type { ChatServices } from './chat-services';
 import type { MemoryLayer } from './memory-layer';
 
@@ -50,6 +51,10 @@ export async function startChatWorkers(chat: ChatServices, deps: WorkerDeps): Pr
   await chat.beats.syncAtStart(Ctx.system(logger, 'beats'));
   const heartbeat = await startHeartbeatWorker(env, chat.beats.runner, config.beats.concurrency);
   stack.add('heartbeat worker', () => heartbeat.close());
+  const skillSync = await startSkillSyncWorker(env, chat.skills.sync);
+  stack.add('skill sync worker', () => skillSync.close());
+  await chat.skills.startWatching(Ctx.system(logger, 'skills'));
+  stack.add('skills watcher', () => chat.skills.stopWatching());
   await chat.maintenance.schedule();
   await chat.turns.recoverPending(logger);
   void deps.memory?.startBackground(Ctx.system(logger, 'memory'));

@@ -9,7 +9,8 @@ import type { SessionEventSource } from '../modules/events';
 import type { MemorySearchService, MemoryService } from '../modules/memory';
 import type { PairingService } from '../modules/pairing';
 import type { PluginSettingService } from '../modules/plugins';
-import type { QueueService } from '../modules/queues';
+import type { JobProgressService, QueueService } from '../modules/queues';
+import type { SkillService, SkillSyncCommands } from '../modules/skills';
 import type { SessionMaintenanceService, SessionService } from '../modules/sessions';
 import type { CompactionService } from '../modules/summarizer';
 import type { ToolApprovalService, ToolRegistry } from '../modules/tools';
@@ -25,6 +26,7 @@ import { ChatResolver } from './resolvers/chat.resolver';
 import { MemoryResolver } from './resolvers/memory.resolver';
 import { PairingResolver } from './resolvers/pairing.resolver';
 import { QueueResolver } from './resolvers/queue.resolver';
+import { SkillResolver } from './resolvers/skill.resolver';
 import { SessionResolver } from './resolvers/session.resolver';
 import { ToolResolver } from './resolvers/tool.resolver';
 import { UserResolver } from './resolvers/user.resolver';
@@ -65,6 +67,8 @@ export interface ApiServices {
     beats: BeatService;
     beatRunner: BeatRunner;
     beatFeed: BeatRunFeed;
+    skills: { service: SkillService; syncCommands: SkillSyncCommands };
+    jobProgress: JobProgressService;
   } | null;
 }
 
@@ -84,6 +88,7 @@ export function createResolverRegistry(s: ApiServices, maxPageSize: number): Res
     registry.set(ToolResolver, new ToolResolver(chat.tools.registry, chat.tools.approvals));
     registry.set(ChannelResolver, new ChannelResolver(chat.overview));
     registry.set(BeatResolver, new BeatResolver(chat.beats, chat.beatRunner, maxPageSize));
+    registry.set(SkillResolver, new SkillResolver(chat.skills.service, chat.skills.syncCommands));
   }
   if (s.queues) registry.set(QueueResolver, new QueueResolver(s.queues));
   return registry;
@@ -121,5 +126,6 @@ export function createStreams(s: ApiServices, recheckMs: number): GraphQLStreams
       };
       return guardSubscription(filterStream(chat.beatFeed.subscribe(), visible), stillAllowed, recheckMs);
     },
+    jobProgress: (ctx, jobId) => chat.jobProgress.follow(ctx, jobId),
   };
 }

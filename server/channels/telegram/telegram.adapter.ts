@@ -42,6 +42,8 @@ export interface TelegramTransportOptions {
   stream?: 'off' | 'edit';
   /** Least time between two updates of a live reply in a private chat (groups: three times it). @default 1000 */
   streamIntervalMs?: number;
+  /** How often "typing…" is sent again while a turn runs (Telegram shows it for about 5 s). @default 4000 */
+  typingRefreshMs?: number;
 }
 
 /**
@@ -53,12 +55,12 @@ export interface TelegramTransportOptions {
 export class TelegramTransport implements ChannelTransport {
   readonly channel = 'telegram';
   readonly maxMessageLength = 4096;
-  private readonly o: Required<Omit<TelegramTransportOptions, 'token' | 'webhookUrl' | 'onStatus' | 'redactor' | 'stream' | 'streamIntervalMs' | 'commands'>>;
+  private readonly o: Required<Omit<TelegramTransportOptions, 'token' | 'webhookUrl' | 'onStatus' | 'redactor' | 'stream' | 'streamIntervalMs' | 'commands' | 'typingRefreshMs'>>;
   private readonly streamer: TelegramStreamer | null;
   /** Set when replies stream (`stream: edit`); see ChannelTransport.liveReply. */
   readonly liveReply?: (chatId: string, key: string, textSoFar: string) => void;
   private readonly status$: ChannelStatusTracker;
-  private readonly typing = new TypingRefresher((chatId) => this.sendTyping(chatId));
+  private readonly typing: TypingRefresher;
   private readonly hookPath = `/hooks/telegram/${randomBytes(18).toString('base64url')}`;
   private readonly hookSecret = randomBytes(24).toString('base64url');
   private bot: Bot | null = null;
@@ -82,6 +84,7 @@ export class TelegramTransport implements ChannelTransport {
       const streamer = this.streamer;
       this.liveReply = (chatId, key, text) => streamer.update(chatId, key, text);
     }
+    this.typing = new TypingRefresher((chatId) => this.sendTyping(chatId), options.typingRefreshMs ?? 4000);
     options.redactor?.add(this.hookPath.split('/').pop()!);
     options.redactor?.add(this.hookSecret);
   }

@@ -152,7 +152,7 @@ export class AgentLoop implements TurnExecutor {
     const info = models.info(profile.role);
     const mayUseTools = !!sender && trustAtLeast(sender.trust, TrustLevel.MEMBER);
     const specs = mayUseTools ? (await tools.specsFor(ctx, session.channel)).filter((s) => !profile.withheldTools.has(s.name)) : [];
-    const skills = mayUseTools ? await this.deps.skills.skillsFor(ctx, session.channel) : [];
+    const skills = mayUseTools ? await this.deps.skills.skillsFor(ctx, session.channel, session.id) : [];
     const query = batch.map((m) => m.content).join('\n');
     const memories = sender ? await this.deps.memory.recall(ctx, session, query) : [];
     const senderNames = session.chatKind === ChatKind.GROUP ? await this.senderNames(ctx, batch) : undefined;

@@ -42,9 +42,9 @@ export interface SkillText {
   body: string;
 }
 
-/** Port: skills injected for the sender (issue: skills). */
+/** Port: skills injected for the sender on this channel (and what `/skill` asked for in this session). */
 export interface SkillSource {
-  skillsFor(ctx: Ctx, channel: string): Promise<SkillText[]>;
+  skillsFor(ctx: Ctx, channel: string, sessionId?: string): Promise<SkillText[]>;
 }
 
 export interface OutboundRequest {

@@ -179,7 +179,7 @@ export class FakeTelegramServer {
   private readonly updates: FakeTgUpdate[] = [];
   private readonly messages = new Map<string, FakeTgMessage>();
   private readonly files = new Map<string, { path: string; data: Buffer }>();
-  private readonly faults = new Map<string, Array<FakeTgError>>();
+  private readonly faults = new Map<string, Array<{ error: FakeTgError; when?: (params: Record<string, unknown>) => boolean }>>();
   private polls: Array<{ seq: number; offset: number; limit: number; finish: (body: { status: number; json: unknown }) => void }> = [];
   private nextUpdateId = 1000;
   private nextMessageId = 1;
@@ -277,12 +277,12 @@ export class FakeTelegramServer {
   }
 
   /**
-   * The next `count` calls of `method` get `error`. Held getUpdates polls are answered with it at once
+   * The next `count` calls of `method` (those matching `when`, if given) get `error`. Held getUpdates polls are answered with it at once
    * (Telegram ends a running poll when another poller appears).
    */
-  failNext(method: string, count: number, error: FakeTgError): void {
+  failNext(method: string, count: number, error: FakeTgError, when?: (params: Record<string, unknown>) => boolean): void {
     const queue = this.faults.get(method) ?? [];
-    for (let i = 0; i < count; i++) queue.push(error);
+    for (let i = 0; i < count; i++) queue.push({ error, when });
     this.faults.set(method, queue);
     if (method === 'getUpdates') {
       const held = this.polls;
@@ -367,7 +367,7 @@ export class FakeTelegramServer {
       for (const p of this.polls.filter((q) => q.seq === record.seq)) p.finish({ status: 499, json: null });
     });
     if (call[1] !== this.token) return finish({ status: 401, json: { ok: false, error_code: 401, description: 'Unauthorized' } });
-    const fault = record.method === 'getUpdates' && this.webhook ? null : this.takeFault(record.method);
+    const fault = record.method === 'getUpdates' && this.webhook ? null : this.takeFault(record.method, params);
     if (fault) return finish({ status: fault.error_code, json: { ok: false, ...fault } });
     const ok = (result: unknown) => finish({ status: 200, json: { ok: true, result } });
     const fail = (error_code: number, description: string) => finish({ status: error_code, json: { ok: false, error_code, description } });
@@ -423,8 +423,11 @@ export class FakeTelegramServer {
     }
   }
 
-  private takeFault(method: string): FakeTgError | undefined {
-    return this.faults.get(method)?.shift();
+  /** The first fault queued for `method` whose condition (if any) holds for these params; it is used up. */
+  private takeFault(method: string, params: Record<string, unknown> = {}): FakeTgError | undefined {
+    const queue = this.faults.get(method);
+    const index = queue?.findIndex((f) => !f.when || f.when(params)) ?? -1;
+    return index >= 0 ? queue!.splice(index, 1)[0]!.error : undefined;
   }
 
   private getUpdates(params: Record<string, unknown>, seq: number, finish: (a: { status: number; json: unknown }) => void, fail: (code: number, d: string) => void): void {
