@@ -56,7 +56,8 @@ export function startHeartbeatWorker(env: QueueEnv, runner: BeatRunner, concurre
     QUEUES.heartbeat,
     async (job, _token, signal) => {
       const ctx = Ctx.system(env.logger, 'beat');
-      const run = await runner.runTick(ctx, job.data.beatId, job.id!, signal, job.data.at);
+      // A job moved back from a stalled (dead) worker finishes the run that worker left behind.
+      const run = await runner.runTick(ctx, job.data.beatId, job.id!, signal, { at: job.data.at, resume: job.stalledCounter > 0 });
       return { runId: run?.id ?? null };
     },
     { concurrency },

@@ -277,7 +277,7 @@ export class App {
     return this.http.url;
   }
 
-  /** Runs the queue workers (turns, model calls, deliveries, summarizer, maintenance) in this process. */
+  /** Runs the queue workers (turns, model calls, deliveries, summarizer, maintenance, heartbeat) in this process. */
   async startWorkers(): Promise<void> {
     const chat = this.requireChat('Workers');
     if (this.workersStarted) return;

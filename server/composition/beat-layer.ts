@@ -25,6 +25,8 @@ export interface BeatLayer {
   scheduler: BeatScheduler;
   /** Delivers results of the server's own work (beats, webhooks) to a target or the owner's principal chat. */
   results: ResultDelivery;
+  /** Runs a text as a turn of a user in a session of its own (beats; webhooks may use `runAs`). */
+  turns: BeatTurns;
   tools: readonly Tool[];
   /** Syncs heartbeats.default.json and the heartbeat queue; one process at a time (a Redis lock). */
   syncAtStart(ctx: Ctx): Promise<void>;
@@ -45,14 +47,16 @@ export function createBeatLayer(deps: { config: AppConfig; logger: Logger; db: D
     { minIntervalMinutes: config.beats.min_interval_minutes, defaultTimezone: config.beats.timezone },
   );
   const feed = new RedisBeatRunFeed(deps.queueEnv.redis, deps.feedSub, deps.logger.child({ module: 'beats' }), config.redis.prefix);
+  const tools = createBeatTools(beats);
   const sync = new BeatSync({ db, scheduler, clock }, { file: config.beats.default_file, defaultTimezone: config.beats.timezone });
   return {
     beats,
-    tools: createBeatTools(beats),
+    tools,
     attachRunner(more: { agent: AgentLoop; lifecycle: SessionLifecycleService; notices: NoticeSender }): BeatLayer {
       const results = new ResultDelivery({ db, users: deps.users, notices: more.notices });
+      const turns = new BeatTurns({ db, lifecycle: more.lifecycle, agent: more.agent });
       const runner = new BeatRunner(
-        { db, beats, tasks: new BeatTurns({ db, lifecycle: more.lifecycle, agent: more.agent }), delivery: results, scheduler, feed, clock },
+        { db, beats, tasks: turns, delivery: results, scheduler, feed, clock },
         { maxFailures: () => config.beats.max_failures },
       );
       const lock = new RedisLock(deps.queueEnv.redis, SYNC_LOCK_MS);
@@ -63,7 +67,8 @@ export function createBeatLayer(deps: { config: AppConfig; logger: Logger; db: D
         feed,
         scheduler,
         results,
-        tools: createBeatTools(beats),
+        turns,
+        tools,
         syncAtStart: async (ctx) => {
           const key = `${config.redis.prefix}:beats:sync`;
           const deadline = Date.now() + SYNC_LOCK_MS;

@@ -4,7 +4,7 @@ export type Role = 'all' | 'api' | 'worker';
 export interface RolePlan {
   /** GraphQL, webhooks, health checks. */
   api: boolean;
-  /** Queue workers: turns, model calls, deliveries, summarizer, maintenance. */
+  /** Queue workers: turns, model calls, deliveries, summarizer, maintenance, heartbeat (beats). */
   workers: boolean;
   /** Channel transports (pollers, sockets) whose cluster-wide lease this process takes (`channels.run_on`), and their deliveries. */
   channels: boolean;

