@@ -30,6 +30,7 @@ import { startChatChannels, startChatWorkers } from './composition/chat-workers'
 import { MemoryLayer } from './composition/memory-layer';
 import { ROLES, type Role } from './composition/roles';
 import { startHttpServer, type RunningHttpServer } from './http/http-server';
+import { webhookRouter } from './http/webhook-endpoint';
 import { QueueService } from './modules/queues';
 import { BullQueueInspector, queueNames } from '../jobs/queue-inspector';
 
@@ -189,6 +190,7 @@ export class App {
         overview: chat.overview,
         skills: { service: chat.skills.service, syncCommands: chat.skills.syncCommands },
         jobProgress: chat.jobProgress,
+        webhooks: chat.webhooks.service,
       },
     };
   }
@@ -216,6 +218,7 @@ export class App {
         streams: createStreams(api, this.config.graphql.subscription_recheck_ms),
       }),
       readiness: () => this.readiness(),
+      hooks: chat ? webhookRouter(chat.webhooks.trigger, { maxBodyKb: this.config.webhooks.max_body_kb, logger: this.logger.child({ module: 'webhooks' }) }) : undefined,
       webhooks: () =>
         (chat?.channels.all() ?? [])
           .filter((t) => chat?.channels.isStarted(t.channel))

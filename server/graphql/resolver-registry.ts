@@ -10,6 +10,7 @@ import type { PairingService } from '../modules/pairing';
 import type { PluginSettingService } from '../modules/plugins';
 import type { JobProgressService, QueueService } from '../modules/queues';
 import type { SkillService, SkillSyncCommands } from '../modules/skills';
+import type { WebhookService } from '../modules/webhooks';
 import type { SessionMaintenanceService, SessionService } from '../modules/sessions';
 import type { CompactionService } from '../modules/summarizer';
 import type { ToolApprovalService, ToolRegistry } from '../modules/tools';
@@ -25,6 +26,7 @@ import { MemoryResolver } from './resolvers/memory.resolver';
 import { PairingResolver } from './resolvers/pairing.resolver';
 import { QueueResolver } from './resolvers/queue.resolver';
 import { SkillResolver } from './resolvers/skill.resolver';
+import { WebhookResolver } from './resolvers/webhook.resolver';
 import { SessionResolver } from './resolvers/session.resolver';
 import { ToolResolver } from './resolvers/tool.resolver';
 import { UserResolver } from './resolvers/user.resolver';
@@ -54,6 +56,7 @@ export interface ApiServices {
     overview: ChannelOverview;
     skills: { service: SkillService; syncCommands: SkillSyncCommands };
     jobProgress: JobProgressService;
+    webhooks: WebhookService;
   } | null;
 }
 
@@ -73,6 +76,7 @@ export function createResolverRegistry(s: ApiServices, maxPageSize: number): Res
     registry.set(ToolResolver, new ToolResolver(chat.tools.registry, chat.tools.approvals));
     registry.set(ChannelResolver, new ChannelResolver(chat.overview));
     registry.set(SkillResolver, new SkillResolver(chat.skills.service, chat.skills.syncCommands));
+    registry.set(WebhookResolver, new WebhookResolver(chat.webhooks));
   }
   if (s.queues) registry.set(QueueResolver, new QueueResolver(s.queues));
   return registry;

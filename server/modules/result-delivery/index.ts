@@ -1,0 +1,1 @@
+export { ResultDelivery, type ResultDeliveryRequest, type ResultTarget } from './result-delivery';
