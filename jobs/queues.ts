@@ -9,6 +9,7 @@ export const QUEUES = {
   outbound: 'outbound',
   summarizer: 'summarizer',
   maintenance: 'maintenance',
+  heartbeat: 'heartbeat',
   skills: 'skills',
   modelCalls: (provider: string) => `model-calls.${provider}`,
 } as const;
@@ -30,6 +31,11 @@ export interface JobMap {
     /** Condenses one finished exchange into memories (`session.summarizer_mode: auto`). */
     data: { ctx: SerializedCtx; sessionId: string; userMessageIds: string[]; replyMessageId: string };
     result: { memories: number };
+  };
+  'beat.run': {
+    /** One tick of a beat's schedule (or its one-shot time `at`, ms epoch); the job id is the tick. */
+    data: { beatId: string; at?: number };
+    result: { runId: string | null };
   };
   'maintenance.run': {
     /** Retention of archived sessions, overdue tool approvals. */

@@ -28,6 +28,11 @@ export interface OutboundChunk {
   /** Stable per chunk (`<messageId>:<index>`): a retried delivery never sends a chunk twice. */
   idempotencyKey: string;
   replyTo?: string | null;
+  /**
+   * Set on the chunks of a reply whose text may have been streamed live (`liveReply`): `key` names the
+   * turn, `first` marks the first chunk, which may replace the live message instead of sending anew.
+   */
+  stream?: { key: string; first: boolean };
 }
 
 export type ChannelState = 'STOPPED' | 'STARTING' | 'CONNECTED' | 'POLLING' | 'WEBHOOK' | 'NEEDS_LINK' | 'ERROR';
@@ -64,6 +69,12 @@ export interface ChannelTransport {
   stop(): Promise<void>;
   /** Sends one chunk; returns the platform id of the sent message. Throws on failure (the queue retries). */
   send(chunk: OutboundChunk, signal?: AbortSignal): Promise<{ platformMessageId?: string }>;
+  /**
+   * Shows the reply written so far (the whole text, growing) while the model writes; the transport
+   * throttles to the platform's limits. The final text comes later through `send` with `stream` set.
+   * Absent when the channel does not stream.
+   */
+  liveReply?(chatId: string, key: string, textSoFar: string): void;
   /** Shows or clears a typing / composing indicator. */
   setTyping?(chatId: string, on: boolean): Promise<void>;
   status(): ChannelStatus;

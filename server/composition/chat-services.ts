@@ -11,6 +11,8 @@ import { RedisInteractiveMarks } from '../redis/redis-interactive-marks';
 import { RedisMailbox } from '../redis/redis-mailbox';
 import { ProcessLiveness } from '../redis/process-liveness';
 import { ChannelRegistry } from '../channels/channel-registry';
+import { LiveReplyRelay } from '../channels/live-reply-relay';
+import { Ctx } from '../common/ctx';
 import { DeliveryService } from '../channels/delivery';
 import { ChannelOverview } from '../channels/policies/channel-overview';
 import { WebChannel } from '../channels/web/web-channel';
@@ -24,7 +26,7 @@ import type { MemoryService } from '../modules/memory';
 import { estimateMessages, ModelCallService, ModelRouter } from '../modules/models';
 import { PairingService, registerPairingCommands } from '../modules/pairing';
 import type { PluginSettingService } from '../modules/plugins';
-import { SessionLifecycleService, SessionMaintenanceService, type SessionService } from '../modules/sessions';
+import { Session, SessionLifecycleService, SessionMaintenanceService, type SessionService } from '../modules/sessions';
 import { AutoSummarizer, CompactionService, CompactionValve, DeferredCompaction, registerSummaryCommands, SummarizerService } from '../modules/summarizer';
 import { RedisCompactionRequests } from '../redis/redis-compaction-requests';
 import { UsageService } from '../modules/usage';
@@ -40,7 +42,6 @@ import { BullJobProgress } from '../../jobs/job-progress';
 import { QUEUES } from '../../jobs/queues';
 import { JobProgressService } from '../modules/queues';
 import { SkillLayer } from './skill-layer';
-import { ResultDelivery } from '../modules/result-delivery';
 import { WebhookReplies, WebhookService, WebhookTrigger } from '../modules/webhooks';
 import { RedisWebhookRateLimit } from '../redis/redis-webhook-rate-limit';
 import type { OutboundSender } from '../modules/agent';
@@ -48,6 +49,8 @@ import type { MemoryLayer } from './memory-layer';
 import { createToolLayer, type ToolLayer } from './tool-layer';
 import { createChannelTransports } from './channel-transports';
 import { createInboundPipeline } from './inbound-layer';
+import { createBeatLayer, type BeatLayer } from './beat-layer';
+import { registerBeatCommands, ResultDelivery } from '../modules/beats';
 
 export interface ChatDeps {
   config: AppConfig;
@@ -99,6 +102,8 @@ export interface ChatServices {
   maintenance: ReturnType<typeof maintenanceJobs>;
   summarizer: SummarizerService;
   compaction: CompactionService;
+  /** Beats: service, runner, start-up sync, run feed, and the result delivery for the server's own work. */
+  beats: BeatLayer;
   /** Skills: folder sync, `/skills`, the agent's skill slot. */
   skills: SkillLayer;
   /** Webhooks: CRUD for GraphQL and the `/hooks/<name>` trigger. */
@@ -123,6 +128,7 @@ export async function buildChatServices(deps: ChatDeps): Promise<ChatServices> {
   const q = config.queues;
   const main = redis.create('chat');
   const eventsSub = redis.create('events-sub');
+  const beatFeedSub = redis.create('beat-runs-sub');
   await redis.waitReady();
   const queueEnv: QueueEnv = { prefix, redis: main, connect: (name) => redis.create(name), lockMs: q.turn_lock_ms, stalledIntervalMs: q.stalled_interval_ms, logger: logger.child({ module: 'queues' }) };
   const router =
@@ -141,18 +147,32 @@ export async function buildChatServices(deps: ChatDeps): Promise<ChatServices> {
   const modelQueues = new ModelCallQueues(queueEnv, router, config.ai.max_retries);
   await modelQueues.init();
   const modelLog = logger.child({ module: 'model-calls' });
+  const channels = new ChannelRegistry(logger.child({ module: 'channels' }));
+  // Deltas also reach channels that stream replies live (Telegram with stream: edit).
+  const liveReplies = new LiveReplyRelay(events, channels, async (sessionId) => {
+    const s = await db.repo(Ctx.system(logger, 'live-replies'), Session).findOneBy({ id: sessionId });
+    return s ? { channel: s.channel, chatId: s.chatId } : null;
+  });
   const models = new ModelCallService(
     router,
-    { jobs: modelQueues, executor: new ModelCallExecutor(events), marks: new RedisInteractiveMarks(main, prefix, config.ai.background_grace_ms) },
+    { jobs: modelQueues, executor: new ModelCallExecutor(liveReplies), marks: new RedisInteractiveMarks(main, prefix, config.ai.background_grace_ms) },
     { backgroundGraceMs: config.ai.background_grace_ms, onFallback: (from, err) => modelLog.warn({ from, err }, 'model call failed; trying the fallback') },
   );
-  const channels = new ChannelRegistry(logger.child({ module: 'channels' }));
   const outboundQueue = deliveryJobs(queueEnv, q.outbound_attempts);
   const delivery = new DeliveryService(
     { channels, mailbox: new RedisMailbox(main, prefix, q.turn_lock_ms, liveness), jobs: outboundQueue, events, logger: logger.child({ module: 'outbound' }) },
     { attempts: q.outbound_attempts },
   );
-  const tools = createToolLayer({ config, db, audit: deps.audit, plugins: deps.plugins, users: deps.users, notices: delivery, extraTools: deps.memory?.tools() });
+  const beatLayer = createBeatLayer({ config, logger, db, users: deps.users, queueEnv, feedSub: beatFeedSub, clock });
+  const tools = createToolLayer({
+    config,
+    db,
+    audit: deps.audit,
+    plugins: deps.plugins,
+    users: deps.users,
+    notices: delivery,
+    extraTools: [...(deps.memory?.tools() ?? []), ...beatLayer.tools],
+  });
   const summaryQueue = summaryJobs(queueEnv);
   const summarizer = new SummarizerService(db, models, deps.memories, deps.users, usage);
   const rotation = new SessionRotation({ lifecycle, scheduler: turnControl, events });
@@ -194,6 +214,7 @@ export async function buildChatServices(deps: ChatDeps): Promise<ChatServices> {
     },
     { systemPrompt: config.ai.system_prompt, maxIterations: config.ai.max_iterations, historyMessages: config.session.history_turns * 2, estimate: estimateMessages },
   );
+  const beats = beatLayer.attachRunner({ agent, lifecycle, notices: delivery });
   const pairing = new PairingService(db, deps.audit, deps.users, delivery);
   const commands = new SlashCommandService({
     users: deps.users,
@@ -211,12 +232,13 @@ export async function buildChatServices(deps: ChatDeps): Promise<ChatServices> {
   deps.memory?.registerCommands(commands);
   skills.registerCommands(commands);
   registerPairingCommands(commands, { pairing, users: deps.users });
+  registerBeatCommands(commands, beats.beats);
   const { pipeline, policies } = createInboundPipeline({ config, logger, db, redis: main, users: deps.users, pairing, lifecycle, rotation, turns, commands, events, notices: delivery, clock });
   const web = new WebChannel(pipeline, deps.users, deps.sessions, (channel) => config.channels[channel].enabled);
   const sessionMaintenance = new SessionMaintenanceService(db, deps.sessions, turnControl, events, clock);
   const housekeeping = new HousekeepingService({ sessions: sessionMaintenance, approvals: tools.approvals, retentionDays: () => config.session.retention_days });
   const maintenance = maintenanceJobs(queueEnv, MAINTENANCE_EVERY_MS);
-  for (const transport of createChannelTransports({ config, logger, redactor: deps.redactor, onStatus: (t) => channels.emitStatus(t.status()) })) {
+  for (const transport of createChannelTransports({ config, logger, redactor: deps.redactor, onStatus: (t) => channels.emitStatus(t.status()), commands: () => commands.menu() })) {
     channels.register(transport);
   }
   const overview = new ChannelOverview({ registry: channels, settings: deps.plugins });
@@ -247,13 +269,14 @@ export async function buildChatServices(deps: ChatDeps): Promise<ChatServices> {
     maintenance,
     summarizer,
     compaction,
+    beats,
     skills,
     webhooks: { service: webhookService, trigger: webhookTrigger },
     outbound,
     jobProgress: new JobProgressService(jobProgressSource),
     setPolicy: (channel, policy) => void policies.set(channel, policy),
     close: async () => {
-      for (const producer of [turnQueue, modelQueues, outboundQueue, maintenance, summaryQueue, skillJobs, jobProgressSource]) await producer.close();
+      for (const producer of [turnQueue, modelQueues, outboundQueue, maintenance, summaryQueue, beats, skillJobs, jobProgressSource]) await producer.close();
       await liveness.stop();
       await router.dispose();
     },

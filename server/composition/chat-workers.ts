@@ -10,6 +10,7 @@ import { startMaintenanceWorker } from '../../jobs/maintenance';
 import { startOutboundWorker } from '../../jobs/outbound';
 import { startSummarizerWorker } from '../../jobs/summarizer';
 import { startTurnWorker } from '../../jobs/turns';
+import { startHeartbeatWorker } from '../../jobs/heartbeat';
 import { startSkillSyncWorker } from '../../jobs/skills';
 import type { ChatServices } from './chat-services';
 import type { MemoryLayer } from './memory-layer';
@@ -26,7 +27,7 @@ export interface WorkerDeps {
 
 /**
  * Runs the queue workers of this process (roles `all` and `worker`): turns, model calls, deliveries,
- * summarizer, maintenance; then answers what a dead predecessor left pending. Returns the stack that
+ * summarizer, maintenance, heartbeat (after syncing heartbeats.default.json); then answers what a dead predecessor left pending. Returns the stack that
  * stops them (turns first, so running turns stay pending for the next start).
  */
 export async function startChatWorkers(chat: ChatServices, deps: WorkerDeps): Promise<DisposableStack> {
@@ -47,6 +48,9 @@ export async function startChatWorkers(chat: ChatServices, deps: WorkerDeps): Pr
   stack.add('maintenance worker', () => housekeeping.close());
   const summarizer = await startSummarizerWorker(env, chat.summarizer, SUMMARIZER_CONCURRENCY);
   stack.add('summarizer worker', () => summarizer.close());
+  await chat.beats.syncAtStart(Ctx.system(logger, 'beats'));
+  const heartbeat = await startHeartbeatWorker(env, chat.beats.runner, config.beats.concurrency);
+  stack.add('heartbeat worker', () => heartbeat.close());
   const skillSync = await startSkillSyncWorker(env, chat.skills.sync);
   stack.add('skill sync worker', () => skillSync.close());
   await chat.skills.startWatching(Ctx.system(logger, 'skills'));

@@ -47,7 +47,7 @@ export function createInboundPipeline(deps: InboundLayerDeps): { pipeline: Inbou
     dmScope: () => config.session.dm_scope,
     replier: new ChannelDirectReplier(deps.notices),
     logger: deps.logger.child({ module: 'inbound' }),
-    expiry: new SessionExpiryService(deps.rotation, () => ({ dailyResetHour: config.session.daily_reset_hour, idleMinutes: config.session.idle_minutes }), deps.clock),
+    expiry: new SessionExpiryService(deps.rotation, () => ({ dailyResetHour: config.session.daily_reset_hour, timeZone: config.session.reset_timezone, idleMinutes: config.session.idle_minutes }), deps.clock),
   });
   return { pipeline, policies };
 }

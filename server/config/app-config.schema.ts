@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { isTimeZone } from '../common/time-zone';
 
 // === Sections
 // Every key has a default and a description; `muninn.example.json` is generated from these defaults
@@ -31,11 +32,21 @@ const server = z
 
 const graphql = z
   .object({
-    max_depth: z.number().int().min(1).default(12).describe('Deepest allowed selection nesting.'),
-    max_cost: z.number().int().min(1).default(5000).describe('Highest allowed estimated query cost.'),
+    max_depth: z.number().int().min(1).default(12).describe('Deepest allowed selection nesting (introspection is exempt).'),
+    max_cost: z
+      .number()
+      .int()
+      .min(1)
+      .default(5000)
+      .describe('Highest allowed query cost: each field counts 1, times the page size of every connection above it (`first`, 50 if absent, max_page_size for a variable); introspection is exempt.'),
     max_aliases: z.number().int().min(1).default(20).describe('Most aliases in one operation.'),
     max_tokens: z.number().int().min(1).default(5000).describe('Most lexical tokens in one operation document.'),
     max_page_size: z.number().int().min(1).default(200).describe('Largest `first` accepted by connections.'),
+    public_introspection: z
+      .boolean()
+      .nullable()
+      .default(null)
+      .describe('Answer schema introspection without an API token; null: yes, except when NODE_ENV=production. With a token it is always answered.'),
     subscription_recheck_ms: z.number().int().min(100).default(10000).describe('How often a running subscription re-checks that its token and trust still allow it.'),
   })
   .strict()
@@ -118,7 +129,15 @@ const session = z
     compact_threshold: z.number().min(0.1).max(1).default(0.9).describe('Compact before a turn when estimated tokens reach this share of the context window.'),
     compact_keep_turns: z.number().int().min(0).max(20).default(2).describe('Most recent turns (user messages with their replies) copied into the new session by a compaction.'),
     dm_scope: z.enum(['per-user', 'main']).default('per-user').describe('main: OWNER identities share agent:main:main across channels.'),
-    daily_reset_hour: z.number().int().min(0).max(23).nullable().default(null).describe('Local hour at which sessions rotate daily; null turns it off.'),
+    daily_reset_hour: z.number().int().min(0).max(23).nullable().default(null).describe('Hour (in reset_timezone) at which sessions rotate daily; null turns it off.'),
+    reset_timezone: z
+      .string()
+      .nullable()
+      .default(null)
+      .refine((zone) => zone === null || isTimeZone(zone), {
+        message: 'is not an IANA time zone: use a name like "Europe/Berlin", "America/New_York" or "UTC" (null uses the server\'s time zone)',
+      })
+      .describe("IANA time zone of daily_reset_hour; null uses the server's (TZ)."),
     idle_minutes: z.number().int().min(1).nullable().default(null).describe('Rotate a session after this many idle minutes; null turns it off.'),
     retention_days: z.number().int().min(1).default(30).describe('Archived sessions untouched for this many days are pruned.'),
     history_turns: z.number().int().min(1).default(20).describe('Most recent messages included in the prompt.'),
@@ -169,6 +188,17 @@ const tools = z
   .strict()
   .prefault({});
 
+const beats = z
+  .object({
+    default_file: z.string().default('heartbeats.default.json').describe('Managed beats, synced into the beats table at every start (relative to the working directory).'),
+    max_failures: z.number().int().min(1).default(3).describe('Failed runs in a row after which a beat is disabled and its owner told.'),
+    min_interval_minutes: z.number().int().min(1).default(5).describe('Shortest schedule a user below ADMIN may set.'),
+    timezone: z.string().default('UTC').describe('IANA time zone of beats that name none.'),
+    concurrency: z.number().int().min(1).default(2).describe('Beat runs at once per worker process.'),
+  })
+  .strict()
+  .prefault({});
+
 const skills = z
   .object({
     dir: z.string().default('./plugins/skills').describe('Folder of the skills: one <name>/SKILL.md per skill (relative paths from the working directory).'),
@@ -205,7 +235,11 @@ const channels = z
         bot_token: z.string().nullable().default(null).describe('Bot token from @BotFather (env TELEGRAM_BOT_TOKEN).'),
         api_root: z.string().default('https://api.telegram.org').describe('Bot API server (env TELEGRAM_API_ROOT).'),
         webhook_url: z.string().nullable().default(null).describe('Public URL for webhook mode; null uses long polling.'),
-        stream: z.enum(['off', 'edit']).default('off').describe('edit: stream replies by editing a message.'),
+        stream: z
+          .enum(['off', 'edit'])
+          .default('off')
+          .describe('edit: replies stream live while the model writes (a draft in private chats, else a message edited as it grows).'),
+        stream_interval_ms: z.number().int().min(250).default(1000).describe('Least time between two live updates in a private chat (groups: 3×).'),
       })
       .strict()
       .prefault({}),
@@ -236,6 +270,7 @@ export const appConfigSchema = z
     session,
     memory,
     tools,
+    beats,
     skills,
     webhooks,
     channels,

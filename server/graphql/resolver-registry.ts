@@ -2,6 +2,7 @@ import { Ctx } from '../common/ctx';
 import type { ChannelOverview } from '../channels/policies/channel-overview';
 import type { WebChannel } from '../channels/web/web-channel';
 import type { AuditService } from '../modules/audit';
+import type { BeatRunEvent, BeatRunFeed, BeatRunner, BeatService } from '../modules/beats';
 import type { ApiTokenService } from '../modules/auth';
 import type { SessionRotation, TurnScheduler } from '../modules/conversation';
 import type { SessionEventSource } from '../modules/events';
@@ -20,6 +21,7 @@ import type { ResolverRegistry } from './build-schema';
 import type { GraphQLStreams } from './context';
 import { AdminResolver } from './resolvers/admin.resolver';
 import { ApiTokenResolver } from './resolvers/api-token.resolver';
+import { BeatResolver } from './resolvers/beat.resolver';
 import { ChannelResolver } from './resolvers/channel.resolver';
 import { ChatResolver } from './resolvers/chat.resolver';
 import { MemoryResolver } from './resolvers/memory.resolver';
@@ -31,6 +33,16 @@ import { SessionResolver } from './resolvers/session.resolver';
 import { ToolResolver } from './resolvers/tool.resolver';
 import { UserResolver } from './resolvers/user.resolver';
 import { guardSubscription } from './subscription-guard';
+import { access } from '../common/access';
+
+/** The items of `source` that pass `keep`. */
+async function* filterStream<T>(source: AsyncIterableIterator<T>, keep: (item: T) => boolean): AsyncGenerator<T> {
+  try {
+    for await (const item of source) if (keep(item)) yield item;
+  } finally {
+    await source.return?.();
+  }
+}
 
 /** The services the API serves (the chat part is absent in processes without Redis). */
 export interface ApiServices {
@@ -54,6 +66,9 @@ export interface ApiServices {
     sessionMaintenance: SessionMaintenanceService;
     tools: { registry: ToolRegistry; approvals: ToolApprovalService };
     overview: ChannelOverview;
+    beats: BeatService;
+    beatRunner: BeatRunner;
+    beatFeed: BeatRunFeed;
     skills: { service: SkillService; syncCommands: SkillSyncCommands };
     jobProgress: JobProgressService;
     webhooks: WebhookService;
@@ -75,6 +90,7 @@ export function createResolverRegistry(s: ApiServices, maxPageSize: number): Res
     registry.set(ChatResolver, new ChatResolver(chat.web, s.sessions, chat.rotation, chat.turnControl, chat.usage, chat.compaction, chat.sessionMaintenance));
     registry.set(ToolResolver, new ToolResolver(chat.tools.registry, chat.tools.approvals));
     registry.set(ChannelResolver, new ChannelResolver(chat.overview));
+    registry.set(BeatResolver, new BeatResolver(chat.beats, chat.beatRunner, maxPageSize));
     registry.set(SkillResolver, new SkillResolver(chat.skills.service, chat.skills.syncCommands));
     registry.set(WebhookResolver, new WebhookResolver(chat.webhooks));
   }
@@ -103,6 +119,17 @@ export function createStreams(s: ApiServices, recheckMs: number): GraphQLStreams
       return guardSubscription(chat.events.subscribe(sessionId, afterSeq), stillAllowed, recheckMs);
     },
     channelStatus: (ctx) => chat.overview.watch(ctx),
+    beatRuns: async (ctx, beatId) => {
+      if (beatId) await chat.beats.get(ctx, beatId);
+      const actor = ctx.actor;
+      const visible = (e: BeatRunEvent) => (!beatId || e.run.beatId === beatId) && (access.seesEveryone(ctx) || (actor.kind === 'user' && e.ownerId === actor.userId));
+      const stillAllowed = async () => {
+        if (actor.kind !== 'user' || !actor.tokenId) return false;
+        const user = await s.tokens.currentUser(ctx, actor.tokenId);
+        return !!user && user.trust === actor.trust;
+      };
+      return guardSubscription(filterStream(chat.beatFeed.subscribe(), visible), stillAllowed, recheckMs);
+    },
     jobProgress: (ctx, jobId) => chat.jobProgress.follow(ctx, jobId),
   };
 }

@@ -7,19 +7,22 @@ import { ApolloServerPluginLandingPageDisabled } from '@apollo/server/plugin/dis
 import { expressMiddleware } from '@as-integrations/express5';
 import { GraphQLError, getOperationAST, getVariableValues, parse, specifiedRules, validate, type ExecutionArgs, type GraphQLSchema } from 'graphql';
 import { WebSocketServer } from 'ws';
-import { useServer } from 'graphql-ws/use/ws';
 import type { Logger } from '../common/logger';
 import type { GraphQLContext } from '../graphql/context';
 import { EXPLORER_HTML } from '../graphql/explorer';
 import { createFormatError } from '../graphql/format-error';
 import type { QueryLimits } from '../graphql/limits';
 import { mountAdminUi } from './admin-ui';
+import { serveGraphQLWs } from './graphql-ws-transport';
+import { httpOperationGuard, introspectionRefusal } from './operation-guard';
 
 export interface HttpServerOptions {
   host: string;
   port: number;
   bodyLimitKb: number;
   explorer: boolean;
+  /** Answer introspection without an API token (`graphql.public_introspection`). */
+  publicIntrospection: boolean;
   schema: GraphQLSchema;
   limits: QueryLimits;
   logger: Logger;
@@ -85,7 +88,7 @@ export async function startHttpServer(options: HttpServerOptions): Promise<Runni
 
   // === WebSocket (graphql-ws): same limits and error masking as HTTP
   const wss = new WebSocketServer({ server: httpServer, path: '/graphql', maxPayload: options.bodyLimitKb * 1024 });
-  const wsCleanup = useServer<Record<string, unknown>>(
+  const wsCleanup = serveGraphQLWs(
     {
       schema,
       onSubscribe: async (ctx, _id, payload) => {
@@ -114,6 +117,8 @@ export async function startHttpServer(options: HttpServerOptions): Promise<Runni
           logger.error({ err }, 'unexpected error while authenticating a WebSocket operation');
           return [new GraphQLError('Internal server error', { extensions: { code: 'INTERNAL_SERVER_ERROR' } })];
         }
+        const refused = introspectionRefusal(document, contextValue, options.publicIntrospection);
+        if (refused) return [refused];
         logger.debug({ transport: 'ws', operation: operation?.name?.value ?? null, type: operation?.operation ?? null, userId: contextValue.ctx.userId }, 'graphql operation');
         const args: ExecutionArgs = {
           schema,
@@ -134,10 +139,9 @@ export async function startHttpServer(options: HttpServerOptions): Promise<Runni
           }),
         };
       },
-      // Never put internal error messages into close reasons, whatever NODE_ENV says.
-      isProd: true,
     },
     wss,
+    logger,
   );
 
   // === Apollo over HTTP
@@ -154,6 +158,7 @@ export async function startHttpServer(options: HttpServerOptions): Promise<Runni
       { async serverWillStart() { return { async drainServer() { await wsCleanup.dispose(); } }; } },
       ApolloServerPluginLandingPageDisabled(),
       operationLogPlugin(logger),
+      httpOperationGuard(options.publicIntrospection),
       ...limits.plugins,
     ],
   });
@@ -194,13 +199,22 @@ export async function startHttpServer(options: HttpServerOptions): Promise<Runni
   app.use((_req, res) => {
     res.status(404).json(errorBody('Not found. GraphQL is served at /graphql.', 'NOT_FOUND'));
   });
-  app.use((err: Error & { status?: number; type?: string }, _req: Request, res: Response, _next: NextFunction) => {
+  app.use((err: Error & { status?: number; type?: string }, req: Request, res: Response, _next: NextFunction) => {
     if (err.type === 'entity.too.large') {
       res.status(413).json(errorBody(`Request body is larger than the ${options.bodyLimitKb} KiB limit.`, 'PAYLOAD_TOO_LARGE'));
       return;
     }
     if (err.type === 'entity.parse.failed') {
       res.status(400).json(errorBody('Request body is not valid JSON.', 'BAD_REQUEST'));
+      return;
+    }
+    if (err.type === 'request.aborted' || (err.status && err.status < 500)) {
+      // The client's doing (hung up mid-body, wrong encoding): one line at debug, no stack, so anonymous
+      // clients cannot flood the error log.
+      logger.debug({ type: err.type ?? null, status: err.status ?? null, reason: err.message }, 'HTTP request refused');
+      if (!res.headersSent && !res.writableEnded && !req.destroyed) {
+        res.status(err.status && err.status < 500 ? err.status : 400).json(errorBody(err.message, err.status === 415 ? 'UNSUPPORTED_MEDIA_TYPE' : 'BAD_REQUEST'));
+      }
       return;
     }
     logger.error({ err }, 'unhandled HTTP error');

@@ -11,7 +11,7 @@ import { startTestApp, type TestApp } from '../support/test-app';
 
 const BODY_LIMIT_KB = 16;
 const MAX_DEPTH = 5;
-const MAX_COST = 150;
+const MAX_COST = 1000;
 
 let t: TestApp;
 let owner: GraphQLTestClient;

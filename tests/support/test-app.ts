@@ -1,12 +1,14 @@
-import { randomUUID } from 'node:crypto';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { App } from '../../server/app';
 import type { Clock } from '../../server/common/clock';
-import { loadConfig, type AppConfig } from '../../server/config';
+import type { AppConfig } from '../../server/config';
+import { testConfig } from './test-config';
 import { LogCapture } from './log-capture';
 import { GraphQLTestClient } from './graphql-client';
+
+export { testConfig } from './test-config';
 
 export interface TestAppOptions {
   /** Reuse a data folder (restart tests); a new temporary one otherwise. */
@@ -33,31 +35,6 @@ export interface TestApp {
   /** A GraphQL client with the given token (or none). */
   client(token?: string | null): GraphQLTestClient;
   close(): Promise<void>;
-}
-
-function deepMerge(a: Record<string, unknown>, b: Record<string, unknown>): Record<string, unknown> {
-  const out: Record<string, unknown> = { ...a };
-  for (const [k, v] of Object.entries(b)) {
-    const prev = out[k];
-    out[k] =
-      v && typeof v === 'object' && !Array.isArray(v) && prev && typeof prev === 'object' && !Array.isArray(prev)
-        ? deepMerge(prev as Record<string, unknown>, v as Record<string, unknown>)
-        : v;
-  }
-  return out;
-}
-
-/** Raw config for a hermetic test server: temp data folder, port 0, shared test Redis, unique prefix. */
-export function testConfig(dataDir: string, extra: Record<string, unknown> = {}, env: NodeJS.ProcessEnv = {}): AppConfig {
-  const base = {
-    data_dir: dataDir,
-    server: { port: 0, host: '127.0.0.1' },
-    redis: { url: process.env.TEST_REDIS_URL ?? 'redis://127.0.0.1:6379', prefix: `t${randomUUID().slice(0, 8)}` },
-    log: { level: 'info' },
-    // The repository's example skills stay out of other tests' prompts; skill tests write their own.
-    skills: { dir: path.join(dataDir, 'skills') },
-  };
-  return loadConfig({ raw: deepMerge(base, extra), env });
 }
 
 /** Starts a real server (SQLite file, real Redis, HTTP + WS on 127.0.0.1:0) for one test file. */

@@ -28,7 +28,7 @@ export class DeliveryService implements OutboundSender, NoticeSender {
   ) {}
 
   deliver(ctx: Ctx, req: OutboundRequest): Promise<void> {
-    return this.hand({ channel: req.channel, chatId: req.chatId, key: `reply:${req.messageId}`, sessionId: req.sessionId }, req.text, 'reply');
+    return this.hand({ channel: req.channel, chatId: req.chatId, key: `reply:${req.messageId}`, sessionId: req.sessionId }, req.text, 'reply', req.turnId);
   }
 
   notify(ctx: Ctx, target: NoticeTarget, text: string): Promise<void> {
@@ -39,12 +39,12 @@ export class DeliveryService implements OutboundSender, NoticeSender {
    * A notice of a session is published on its event stream (every subscriber sees it); a reply is there
    * already (MessageAdded). Platform chats also get the text through their mailbox.
    */
-  private async hand(target: NoticeTarget, text: string, kind: 'reply' | 'notice'): Promise<void> {
+  private async hand(target: NoticeTarget, text: string, kind: 'reply' | 'notice', turnId?: string): Promise<void> {
     if (kind === 'notice' && target.sessionId) await this.deps.events.publish(target.sessionId, { type: 'Notice', level: target.level ?? 'info', text });
     const transport = this.deps.channels.get(target.channel);
     if (!target.chatId || transport?.delivery === 'session-events') return;
     const limit = transport?.maxMessageLength ?? 4000;
-    await this.deps.mailbox.add(chatOf(target.channel, target.chatId), { key: target.key, chunks: splitMessage(text, limit) });
+    await this.deps.mailbox.add(chatOf(target.channel, target.chatId), { key: target.key, chunks: splitMessage(text, limit), ...(turnId ? { stream: turnId } : {}) });
     // Also when the key was already there: a drain job costs little and makes sure the mailbox is served.
     await this.deps.jobs.schedule(target.channel, target.chatId, target.key);
   }
@@ -71,7 +71,8 @@ export class DeliveryService implements OutboundSender, NoticeSender {
               result.skipped += 1;
               continue;
             }
-            await transport.send({ chatId, text: item.chunks[i]!, idempotencyKey: `${item.key}:${i}` }, signal);
+            const stream = item.stream ? { stream: { key: item.stream, first: i === 0 } } : {};
+            await transport.send({ chatId, text: item.chunks[i]!, idempotencyKey: `${item.key}:${i}`, ...stream }, signal);
             await mailbox.markSent(item.key, i);
             result.sent += 1;
           }

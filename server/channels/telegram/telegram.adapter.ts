@@ -8,12 +8,12 @@ import type { Logger } from '../../common/logger';
 import type { InboundImage } from '../../modules/conversation';
 import type { ChannelStatus, ChannelTransport, InboundSink, OutboundChunk } from '../channel.types';
 import { apiSignal, createTelegramBot, type PollWatcher } from './telegram-bot';
-import { TELEGRAM_COMMANDS } from './telegram-commands';
 import { describeTelegramError, withoutToken } from './telegram-errors';
 import { downloadBotFile } from './telegram-files';
 import { isEntityParseError, toTelegramHtml } from './telegram-format';
 import { ChannelStatusTracker, secretMatches, sleep, TypingRefresher } from './telegram-support';
 import { mapTelegramMessage, type TelegramMediaRef } from './telegram.mapper';
+import { TelegramStreamer, type LiveReplyApi } from './telegram-streamer';
 
 /** Options of {@link TelegramTransport}; every field but `token` and `logger` has a default. */
 export interface TelegramTransportOptions {
@@ -36,6 +36,14 @@ export interface TelegramTransportOptions {
   retryMinMs?: number;
   /** @default 60000 */
   retryMaxMs?: number;
+  /** The command menu registered with setMyCommands (the server's slash commands). @default none */
+  commands?: () => ReadonlyArray<{ command: string; description: string }>;
+  /** `edit`: replies stream live into the chat while the model writes (see TelegramStreamer). @default 'off' */
+  stream?: 'off' | 'edit';
+  /** Least time between two updates of a live reply in a private chat (groups: three times it). @default 1000 */
+  streamIntervalMs?: number;
+  /** How often "typing…" is sent again while a turn runs (Telegram shows it for about 5 s). @default 4000 */
+  typingRefreshMs?: number;
 }
 
 /**
@@ -47,9 +55,12 @@ export interface TelegramTransportOptions {
 export class TelegramTransport implements ChannelTransport {
   readonly channel = 'telegram';
   readonly maxMessageLength = 4096;
-  private readonly o: Required<Omit<TelegramTransportOptions, 'token' | 'webhookUrl' | 'onStatus' | 'redactor'>>;
+  private readonly o: Required<Omit<TelegramTransportOptions, 'token' | 'webhookUrl' | 'onStatus' | 'redactor' | 'stream' | 'streamIntervalMs' | 'commands' | 'typingRefreshMs'>>;
+  private readonly streamer: TelegramStreamer | null;
+  /** Set when replies stream (`stream: edit`); see ChannelTransport.liveReply. */
+  readonly liveReply?: (chatId: string, key: string, textSoFar: string) => void;
   private readonly status$: ChannelStatusTracker;
-  private readonly typing = new TypingRefresher((chatId) => this.sendTyping(chatId));
+  private readonly typing: TypingRefresher;
   private readonly hookPath = `/hooks/telegram/${randomBytes(18).toString('base64url')}`;
   private readonly hookSecret = randomBytes(24).toString('base64url');
   private bot: Bot | null = null;
@@ -68,14 +79,36 @@ export class TelegramTransport implements ChannelTransport {
       retryMaxMs: options.retryMaxMs ?? 60_000,
     };
     this.status$ = new ChannelStatusTracker(this.channel, () => options.onStatus?.(this));
+    this.streamer = options.stream === 'edit' ? new TelegramStreamer(() => this.liveApi(), { intervalMs: options.streamIntervalMs ?? 1000, logger: this.o.logger }) : null;
+    if (this.streamer) {
+      const streamer = this.streamer;
+      this.liveReply = (chatId, key, text) => streamer.update(chatId, key, text);
+    }
+    this.typing = new TypingRefresher((chatId) => this.sendTyping(chatId), options.typingRefreshMs ?? 4000);
     options.redactor?.add(this.hookPath.split('/').pop()!);
     options.redactor?.add(this.hookSecret);
   }
 
   /** The transport for `channels.telegram` of the config. */
-  static fromConfig(deps: { config: AppConfig; logger: Logger; redactor: { add(secret: string): void }; onStatus: (t: ChannelTransport) => void }): TelegramTransport {
+  static fromConfig(deps: {
+    config: AppConfig;
+    logger: Logger;
+    redactor: { add(secret: string): void };
+    onStatus: (t: ChannelTransport) => void;
+    commands?: () => ReadonlyArray<{ command: string; description: string }>;
+  }): TelegramTransport {
     const c = deps.config.channels.telegram;
-    return new TelegramTransport({ token: c.bot_token, apiRoot: c.api_root, webhookUrl: c.webhook_url, logger: deps.logger, redactor: deps.redactor, onStatus: deps.onStatus });
+    return new TelegramTransport({
+      token: c.bot_token,
+      apiRoot: c.api_root,
+      webhookUrl: c.webhook_url,
+      logger: deps.logger,
+      redactor: deps.redactor,
+      onStatus: deps.onStatus,
+      stream: c.stream,
+      streamIntervalMs: c.stream_interval_ms,
+      commands: deps.commands,
+    });
   }
 
   status(): ChannelStatus {
@@ -104,15 +137,32 @@ export class TelegramTransport implements ChannelTransport {
     this.life.abort();
     await this.supervisor;
     this.typing.clearAll();
+    this.streamer?.clearAll();
     this.bot = this.life = this.supervisor = this.sink = null;
     this.status$.set('STOPPED');
   }
 
   async send(chunk: OutboundChunk, signal?: AbortSignal): Promise<{ platformMessageId?: string }> {
-    const api = this.requireBot().api;
+    this.requireBot();
     // Telegram drops blank lines at the edges anyway; a chunk cut at a paragraph break may start with one.
     const text = chunk.text.replace(/^\n+|\n+$/g, '');
     if (!text.trim()) return {};
+    if (chunk.stream) {
+      // The live reply stops first; its message (edit mode) becomes the first chunk of the final text.
+      const live = await this.streamer?.finish(chunk.stream.key);
+      if (chunk.stream.first && live?.messageId) {
+        await this.editFinal(chunk.chatId, live.messageId, text, signal);
+        this.streamer?.forget(chunk.stream.key);
+        return { platformMessageId: String(live.messageId) };
+      }
+    }
+    const sent = await this.sendText(chunk, text, signal);
+    if (chunk.stream) this.streamer?.forget(chunk.stream.key);
+    return sent;
+  }
+
+  private async sendText(chunk: OutboundChunk, text: string, signal?: AbortSignal): Promise<{ platformMessageId?: string }> {
+    const api = this.requireBot().api;
     const other = chunk.replyTo ? { reply_parameters: { message_id: Number(chunk.replyTo), allow_sending_without_reply: true } } : {};
     try {
       const sent = await api.sendMessage(chunk.chatId, toTelegramHtml(text), { ...other, parse_mode: 'HTML' }, apiSignal(signal));
@@ -123,6 +173,32 @@ export class TelegramTransport implements ChannelTransport {
     }
     const sent = await api.sendMessage(chunk.chatId, text, other, apiSignal(signal)).catch((err: unknown) => Promise.reject(withoutToken(err, this.options.token)));
     return { platformMessageId: String(sent.message_id) };
+  }
+
+  /** Replaces a live reply's text with the final one (HTML, plain when Telegram refuses the formatting). */
+  private async editFinal(chatId: string, messageId: number, text: string, signal?: AbortSignal): Promise<void> {
+    const api = this.requireBot().api;
+    const unchanged = (err: unknown) => err instanceof GrammyError && /message is not modified/i.test(err.description);
+    try {
+      await api.editMessageText(chatId, messageId, toTelegramHtml(text), { parse_mode: 'HTML' }, apiSignal(signal));
+      return;
+    } catch (err) {
+      if (unchanged(err)) return;
+      if (!(err instanceof GrammyError && isEntityParseError(err.description))) throw withoutToken(err, this.options.token);
+      this.o.logger.warn({ chatId, error: err.description }, 'telegram: formatting rejected, sending as plain text');
+    }
+    await api.editMessageText(chatId, messageId, text, {}, apiSignal(signal)).catch((err: unknown) => (unchanged(err) ? undefined : Promise.reject(withoutToken(err, this.options.token))));
+  }
+
+  /** The Bot API calls of live replies, bound to the running bot. */
+  private liveApi(): LiveReplyApi | null {
+    const api = this.bot?.api;
+    if (!api) return null;
+    return {
+      draft: async (chatId, draftId, text) => void (await api.sendMessageDraft(Number(chatId), draftId, text)),
+      send: async (chatId, text) => (await api.sendMessage(chatId, text)).message_id,
+      edit: async (chatId, messageId, text) => void (await api.editMessageText(chatId, messageId, text)),
+    };
   }
 
   async setTyping(chatId: string, on: boolean): Promise<void> {
@@ -142,8 +218,9 @@ export class TelegramTransport implements ChannelTransport {
     while (!signal.aborted) {
       try {
         bot.botInfo = await bot.api.getMe(apiSignal(signal));
-        if (!commandsSet) {
-          await bot.api.setMyCommands(TELEGRAM_COMMANDS, {}, apiSignal(signal)).catch((err: unknown) => this.o.logger.warn({ err: this.clean(err) }, 'telegram: setMyCommands failed'));
+        const menu = this.options.commands?.() ?? [];
+        if (!commandsSet && menu.length) {
+          await bot.api.setMyCommands([...menu], {}, apiSignal(signal)).catch((err: unknown) => this.o.logger.warn({ err: this.clean(err) }, 'telegram: setMyCommands failed'));
           commandsSet = true;
         }
         if (this.options.webhookUrl) {

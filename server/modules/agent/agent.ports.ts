@@ -53,6 +53,8 @@ export interface OutboundRequest {
   chatId: string;
   messageId: string;
   text: string;
+  /** The turn the reply answers: channels that streamed it live replace the live message. */
+  turnId?: string;
 }
 
 /** Port: delivers a stored reply to its channel (split, rate-limited, idempotent per chunk). */

@@ -1,6 +1,6 @@
 import type { Ctx } from '../../common/ctx';
 import type { OutboundRequest, OutboundSender } from '../agent';
-import type { ResultDelivery } from '../result-delivery';
+import type { ResultDelivery } from '../beats';
 import type { WebhookService } from './webhook.service';
 import { HOOK_CHANNEL } from './webhook-trigger';
 

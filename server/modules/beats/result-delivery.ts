@@ -11,39 +11,36 @@ export interface ResultTarget {
 }
 
 export interface ResultDeliveryRequest {
-  /** Whose principal chat is used when `target` is null. */
+  /** Whose principal chat is used when `target` is null (and who web/TUI targets belong to). */
   userId: string | null;
   target: ResultTarget | null;
-  /** Idempotency key: a result handed over twice with the same key is sent once. */
+  /** Idempotency key: a result handed over twice with the same key is delivered once. */
   key: string;
   text: string;
 }
 
-/** Channels whose clients read the session event stream: a result arrives there as a notice. */
+/** Channels whose clients read the session event stream; a result goes to the user's session there. */
 const SESSION_CHANNELS = new Set(['web', 'tui']);
 /** Which identity is a user's principal chat, best first. */
-const PRINCIPAL_ORDER = ['telegram', 'whatsapp'];
+const PRINCIPAL_ORDER = ['telegram', 'whatsapp', 'web', 'tui'];
 
 /**
- * Delivers the result of work the server did on its own (a webhook's turn; a beat's run) to a target
- * chat or to the user's principal chat, through the outbound delivery (split to the channel's limit,
- * idempotent per chunk). The principal chat is the user's Telegram DM, else their WhatsApp DM, else
- * their active web (then TUI) session, where the result shows as a notice.
+ * Delivers the result of work the server did on its own (a beat's run, a webhook's turn) to a target
+ * chat or to the owner's principal chat, through the outbound delivery (split to the channel's limit,
+ * idempotent per chunk). The principal chat is the user's Telegram DM, else WhatsApp, else their web (or
+ * TUI) session, where the result arrives as a notice.
  */
 export class ResultDelivery {
   constructor(private readonly deps: { db: Db; users: Pick<UserService, 'identitiesOf'>; notices: NoticeSender }) {}
 
-  /** The user's principal chat, or null when there is nowhere to reach them. */
+  /** The user's principal chat, or null when they have none to reach. */
   async principalChat(ctx: Ctx, userId: string): Promise<ResultTarget | null> {
     const [identities = []] = await this.deps.users.identitiesOf(ctx, [userId]);
     for (const channel of PRINCIPAL_ORDER) {
       const identity = identities.find((i) => i.channel === channel);
-      if (identity) return { channel, chatId: identity.handle };
+      if (identity) return { channel, chatId: SESSION_CHANNELS.has(channel) ? userId : identity.handle };
     }
-    for (const channel of SESSION_CHANNELS) {
-      if (await this.activeSession(ctx, `${channel}:${userId}`)) return { channel, chatId: userId };
-    }
-    return null;
+    return (await this.activeSession(ctx, `web:${userId}`)) ? { channel: 'web', chatId: userId } : null;
   }
 
   /** Hands the text to the target (or the principal chat); returns where it went, null when nowhere. */

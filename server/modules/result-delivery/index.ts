@@ -1,1 +1,0 @@
-export { ResultDelivery, type ResultDeliveryRequest, type ResultTarget } from './result-delivery';
