@@ -42,7 +42,7 @@ import { BullJobProgress } from '../../jobs/job-progress';
 import { QUEUES } from '../../jobs/queues';
 import { JobProgressService } from '../modules/queues';
 import { SkillLayer } from './skill-layer';
-import { WebhookReplies, WebhookService, WebhookTrigger } from '../modules/webhooks';
+import { WebhookReplies, WebhookService, WebhookTrigger, withoutWebhookTurns } from '../modules/webhooks';
 import { RedisWebhookRateLimit } from '../redis/redis-webhook-rate-limit';
 import type { OutboundSender } from '../modules/agent';
 import type { MemoryLayer } from './memory-layer';
@@ -208,7 +208,7 @@ export async function buildChatServices(deps: ChatDeps): Promise<ChatServices> {
       skills: skills.prompter,
       outbound,
       usage,
-      exchange: new AutoSummarizer(summaryQueue, () => config.session.summarizer_mode),
+      exchange: withoutWebhookTurns(new AutoSummarizer(summaryQueue, () => config.session.summarizer_mode)),
       compactor: new CompactionValve(compaction, db, () => config.session.compact_threshold),
       presence: channels,
     },

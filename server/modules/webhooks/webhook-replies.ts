@@ -1,5 +1,5 @@
 import type { Ctx } from '../../common/ctx';
-import type { OutboundRequest, OutboundSender } from '../agent';
+import type { ExchangeListener, OutboundRequest, OutboundSender } from '../agent';
 import type { ResultDelivery } from '../beats';
 import type { WebhookService } from './webhook.service';
 import { HOOK_CHANNEL } from './webhook-trigger';
@@ -26,4 +26,14 @@ export class WebhookReplies implements OutboundSender {
     const sent = await this.deps.results.deliver(ctx, { userId: hook.ownerId, target, key: `reply:${req.messageId}`, text: `🔔 ${hook.name}\n${req.text}` });
     if (!sent) ctx.logger.warn({ webhook: hook.name, messageId: req.messageId }, 'webhook result not delivered: the owner has no chat to reach');
   }
+}
+
+/**
+ * The exchange listener (the summarizer) without webhook turns: like a beat's run, a webhook's turn is
+ * not condensed into the owner's memories, so what an outside system posts never becomes a memory.
+ */
+export function withoutWebhookTurns(listener: ExchangeListener): ExchangeListener {
+  return {
+    afterExchange: (ctx, session, exchange) => (session.channel === HOOK_CHANNEL ? Promise.resolve() : listener.afterExchange(ctx, session, exchange)),
+  };
 }

@@ -1,4 +1,7 @@
-import { generateWebhookSecret, hashWebhookSecret, quoteWebhookBody, secretMatches } from '../../../server/modules/webhooks';
+import { Ctx } from '../../../server/common/ctx';
+import { createLogger } from '../../../server/common/logger';
+import { Session } from '../../../server/modules/sessions';
+import { generateWebhookSecret, hashWebhookSecret, quoteWebhookBody, secretMatches, withoutWebhookTurns } from '../../../server/modules/webhooks';
 
 describe('webhook secrets', () => {
   it('are whk_ + 32 random bytes and match only their own hash, as a bearer header', () => {
@@ -48,5 +51,17 @@ describe('quoteWebhookBody', () => {
     const text = quoteWebhookBody({ name: 'x', instructions: null }, { body: Buffer.from('{oops'), contentType: 'application/json' }, 't');
     expect(text).toContain('Tell me briefly what happened and whether anything needs my attention.');
     expect(text).toContain('<<<DATA-t\n{oops\nDATA-t>>>');
+  });
+});
+
+describe('withoutWebhookTurns', () => {
+  it('passes conversation exchanges to the summarizer and keeps webhook turns out of memory', async () => {
+    const seen: string[] = [];
+    const listener = withoutWebhookTurns({ afterExchange: async (_ctx, session) => void seen.push(session.key) });
+    const ctx = Ctx.system(createLogger({ level: 'silent' }), 'test');
+    const exchange = { userMessageIds: ['u'], replyMessageId: 'r' };
+    await listener.afterExchange(ctx, Object.assign(new Session(), { key: 'web:1', channel: 'web' }), exchange);
+    await listener.afterExchange(ctx, Object.assign(new Session(), { key: 'hook:ci', channel: 'hook' }), exchange);
+    expect(seen).toEqual(['web:1']);
   });
 });
