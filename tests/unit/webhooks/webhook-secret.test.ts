@@ -1,5 +1,7 @@
 import { Ctx } from '../../../server/common/ctx';
 import { createLogger } from '../../../server/common/logger';
+import { SecretRedactor } from '../../../server/common/secret-redactor';
+import { LogCapture } from '../../support/log-capture';
 import { Session } from '../../../server/modules/sessions';
 import { generateWebhookSecret, hashWebhookSecret, quoteWebhookBody, secretMatches, withoutWebhookTurns } from '../../../server/modules/webhooks';
 
@@ -58,7 +60,7 @@ describe('withoutWebhookTurns', () => {
   it('passes conversation exchanges to the summarizer and keeps webhook turns out of memory', async () => {
     const seen: string[] = [];
     const listener = withoutWebhookTurns({ afterExchange: async (_ctx, session) => void seen.push(session.key) });
-    const ctx = Ctx.system(createLogger({ level: 'silent' }), 'test');
+    const ctx = Ctx.system(createLogger({ level: 'silent', destination: new LogCapture(), redactor: new SecretRedactor() }), 'test');
     const exchange = { userMessageIds: ['u'], replyMessageId: 'r' };
     await listener.afterExchange(ctx, Object.assign(new Session(), { key: 'web:1', channel: 'web' }), exchange);
     await listener.afterExchange(ctx, Object.assign(new Session(), { key: 'hook:ci', channel: 'hook' }), exchange);
