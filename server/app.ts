@@ -31,6 +31,7 @@ import { MemoryLayer } from './composition/memory-layer';
 import { ROLES, type Role } from './composition/roles';
 import { startHttpServer, type RunningHttpServer } from './http/http-server';
 import { startOpsServer } from './http/ops-server';
+import { webhookRouter } from './http/webhook-endpoint';
 import { QueueService } from './modules/queues';
 import { metricsAccess, PromMetrics } from './metrics';
 import { BullQueueInspector, queueNames } from '../jobs/queue-inspector';
@@ -216,6 +217,7 @@ export class App {
         beatFeed: chat.beats.feed,
         skills: { service: chat.skills.service, syncCommands: chat.skills.syncCommands },
         jobProgress: chat.jobProgress,
+        webhooks: chat.webhooks.service,
       },
     };
   }
@@ -246,6 +248,7 @@ export class App {
       }),
       metrics: this.metricsEndpoint(),
       readiness: () => this.readiness(),
+      hooks: chat ? webhookRouter(chat.webhooks.trigger, { maxBodyKb: this.config.webhooks.max_body_kb, logger: this.logger.child({ module: 'webhooks' }) }) : undefined,
       // Every API process serves the webhooks of the channels that are on, held here or elsewhere.
       webhooks: () =>
         (chat?.channels.all() ?? [])

@@ -1,12 +1,13 @@
 /**
  * Removes secrets from text before it is written anywhere (logs, error messages). It knows two kinds:
  * values registered at runtime (bot tokens, provider API keys, the owner token) and anything shaped like
- * a Muninn API token or a bearer header.
+ * a Muninn API token, a webhook secret or a bearer header.
  */
 export class SecretRedactor {
   private readonly secrets = new Set<string>();
   private static readonly PATTERNS: readonly RegExp[] = [
     /mun_[A-Za-z0-9_-]{20,}/g,
+    /whk_[A-Za-z0-9_-]{20,}/g,
     /(Bearer\s+)[A-Za-z0-9._~+/=-]{8,}/gi,
     /\bbot\d{5,}:[A-Za-z0-9_-]{20,}/g,
   ];

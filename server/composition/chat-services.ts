@@ -46,12 +46,15 @@ import { BullJobProgress } from '../../jobs/job-progress';
 import { QUEUES } from '../../jobs/queues';
 import { JobProgressService } from '../modules/queues';
 import { SkillLayer } from './skill-layer';
+import { WebhookReplies, WebhookService, WebhookTrigger, withoutWebhookTurns } from '../modules/webhooks';
+import { RedisWebhookRateLimit } from '../redis/redis-webhook-rate-limit';
+import type { OutboundSender } from '../modules/agent';
 import type { MemoryLayer } from './memory-layer';
 import { createToolLayer, type ToolLayer } from './tool-layer';
 import { createChannelTransports } from './channel-transports';
 import { createInboundPipeline } from './inbound-layer';
 import { createBeatLayer, type BeatLayer } from './beat-layer';
-import { registerBeatCommands } from '../modules/beats';
+import { registerBeatCommands, ResultDelivery } from '../modules/beats';
 
 export interface ChatDeps {
   config: AppConfig;
@@ -111,6 +114,10 @@ export interface ChatServices {
   beats: BeatLayer;
   /** Skills: folder sync, `/skills`, the agent's skill slot. */
   skills: SkillLayer;
+  /** Webhooks: CRUD for GraphQL and the `/hooks/<name>` trigger. */
+  webhooks: { service: WebhookService; trigger: WebhookTrigger };
+  /** The agent's outbound port: replies to their chats, webhook results to the hook's target. */
+  outbound: OutboundSender;
   /** `jobProgress(jobId)`: updates of background jobs started through the API (skill syncs). */
   jobProgress: JobProgressService;
   /** Sets the unknown-sender policy of a channel (pairing, open, allowlist, disabled). */
@@ -198,6 +205,16 @@ export async function buildChatServices(deps: ChatDeps): Promise<ChatServices> {
   const skills = new SkillLayer({ config, db, audit: deps.audit, plugins: deps.plugins, redis: main, jobs: skillJobs });
   const jobProgressSource = new BullJobProgress(queueEnv, [QUEUES.skills]);
   const turns = new TurnService(db, turnControl, events, running, () => config.session.queue_mode);
+  const webhookService = new WebhookService(db, deps.users, deps.audit);
+  const outbound = new WebhookReplies(delivery, { hooks: webhookService, results: new ResultDelivery({ db, users: deps.users, notices: delivery }) });
+  const webhookTrigger = new WebhookTrigger({
+    db,
+    users: deps.users,
+    lifecycle,
+    turns,
+    limiter: new RedisWebhookRateLimit(main, { prefix, perMinute: config.webhooks.rate_per_minute }, logger.child({ module: 'webhooks' })),
+    logger: logger.child({ module: 'webhooks' }),
+  });
   const agent = new AgentLoop(
     {
       db,
@@ -208,9 +225,9 @@ export async function buildChatServices(deps: ChatDeps): Promise<ChatServices> {
       tools: tools.agentTools,
       memory: deps.memory?.recall ?? NO_MEMORIES,
       skills: skills.prompter,
-      outbound: delivery,
+      outbound,
       usage,
-      exchange: new AutoSummarizer(summaryQueue, () => config.session.summarizer_mode),
+      exchange: withoutWebhookTurns(new AutoSummarizer(summaryQueue, () => config.session.summarizer_mode)),
       compactor: new CompactionValve(compaction, db, () => config.session.compact_threshold),
       presence: channels,
     },
@@ -274,6 +291,8 @@ export async function buildChatServices(deps: ChatDeps): Promise<ChatServices> {
     compaction,
     beats,
     skills,
+    webhooks: { service: webhookService, trigger: webhookTrigger },
+    outbound,
     jobProgress: new JobProgressService(jobProgressSource),
     setPolicy: (channel, policy) => void policies.set(channel, policy),
     close: async () => {

@@ -57,7 +57,7 @@ export async function startChatWorkers(chat: ChatServices, deps: WorkerDeps): Pr
   await chat.maintenance.schedule();
   await chat.turns.recoverPending(logger);
   void deps.memory?.startBackground(Ctx.system(logger, 'memory'));
-  await new ReplyRedelivery(deps.db, chat.delivery).recover(Ctx.system(logger, 'redelivery'));
+  await new ReplyRedelivery(deps.db, chat.outbound).recover(Ctx.system(logger, 'redelivery'));
   return stack;
 }
 

@@ -12,6 +12,7 @@ import type { PairingService } from '../modules/pairing';
 import type { PluginSettingService } from '../modules/plugins';
 import type { JobProgressService, QueueService } from '../modules/queues';
 import type { SkillService, SkillSyncCommands } from '../modules/skills';
+import type { WebhookService } from '../modules/webhooks';
 import type { SessionMaintenanceService, SessionService } from '../modules/sessions';
 import type { CompactionService } from '../modules/summarizer';
 import type { ToolApprovalService, ToolRegistry } from '../modules/tools';
@@ -28,6 +29,7 @@ import { MemoryResolver } from './resolvers/memory.resolver';
 import { PairingResolver } from './resolvers/pairing.resolver';
 import { QueueResolver } from './resolvers/queue.resolver';
 import { SkillResolver } from './resolvers/skill.resolver';
+import { WebhookResolver } from './resolvers/webhook.resolver';
 import { SessionResolver } from './resolvers/session.resolver';
 import { ToolResolver } from './resolvers/tool.resolver';
 import { UserResolver } from './resolvers/user.resolver';
@@ -71,6 +73,7 @@ export interface ApiServices {
     beatFeed: BeatRunFeed;
     skills: { service: SkillService; syncCommands: SkillSyncCommands };
     jobProgress: JobProgressService;
+    webhooks: WebhookService;
   } | null;
 }
 
@@ -91,6 +94,7 @@ export function createResolverRegistry(s: ApiServices, maxPageSize: number): Res
     registry.set(ChannelResolver, new ChannelResolver(chat.overview));
     registry.set(BeatResolver, new BeatResolver(chat.beats, chat.beatRunner, maxPageSize));
     registry.set(SkillResolver, new SkillResolver(chat.skills.service, chat.skills.syncCommands));
+    registry.set(WebhookResolver, new WebhookResolver(chat.webhooks));
   }
   if (s.queues) registry.set(QueueResolver, new QueueResolver(s.queues));
   return registry;

@@ -1,6 +1,6 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import express, { type NextFunction, type Request, type Response } from 'express';
+import express, { type NextFunction, type Request, type Response, type Router } from 'express';
 import { ApolloServer, type ApolloServerPlugin } from '@apollo/server';
 import { ApolloServerPluginDrainHttpServer } from '@apollo/server/plugin/drainHttpServer';
 import { ApolloServerPluginLandingPageDisabled } from '@apollo/server/plugin/disabled';
@@ -28,6 +28,8 @@ export interface HttpServerOptions {
   logger: Logger;
   /** Builds the GraphQL context from an `Authorization` header value (HTTP) or connection param (WS). */
   contextFor(authorization: string | undefined): Promise<GraphQLContext>;
+  /** `POST /hooks/<name>`: the app's webhooks (mounted before the channel webhooks). */
+  hooks?: Router;
   /** Extra POST endpoints (channel webhooks), mounted with a JSON body parser. */
   webhooks?: () => Array<{ path: string; handler: (req: Request, res: Response) => void }>;
   /** GET /metrics (Prometheus): the scrape body and who may read it; absent when metrics are off. */
@@ -203,6 +205,7 @@ export async function startHttpServer(options: HttpServerOptions): Promise<Runni
     express.json({ limit: `${options.bodyLimitKb}kb` }),
     expressMiddleware(apollo, { context: async ({ req }) => options.contextFor(req.headers.authorization) }),
   );
+  if (options.hooks) app.use(options.hooks);
   // Webhooks are looked up per request, so a channel started later (plugin settings) is reachable.
   app.post(/^\/hooks\/.+/, express.json({ limit: `${options.bodyLimitKb}kb` }), (req, res, next) => {
     const hook = options.webhooks?.().find((h) => h.path === req.path);

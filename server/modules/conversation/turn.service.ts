@@ -23,6 +23,8 @@ export interface SubmitInput {
   images?: InboundImage[];
   /** `channel:chat:platformMessageId`; a second message with the same key is a duplicate. */
   dedupeKey?: string | null;
+  /** The id the turn answering this message gets (webhooks answer it at once); a new one when absent. */
+  turnId?: string | null;
 }
 
 /** What the sender gets back at once: the stored message and where it stands. */
@@ -71,6 +73,7 @@ export class TurnService {
             content: input.text,
             status: MessageStatus.QUEUED,
             dedupeKey: input.dedupeKey ?? null,
+            turnId: input.turnId ?? null,
           }),
         );
         if (input.images?.length) {
@@ -136,7 +139,9 @@ export class TurnService {
       const pending = await this.pending(ctx, session.id);
       if (!pending.length) break;
       const batch = this.queueMode() === 'collect' ? pending : [pending[0]!];
-      const turnId = newId();
+      // A message submitted with its turn id keeps it (first run only: a retried turn gets a new id).
+      const first = batch[0]!;
+      const turnId = first.status === MessageStatus.QUEUED && first.turnId ? first.turnId : newId();
       await this.db.repo(ctx, Message).update({ id: In(batch.map((m) => m.id)) }, { status: MessageStatus.PROCESSING, turnId });
       const controller = this.running.begin(session.id, turnId, batch[batch.length - 1]!.id, signal);
       try {

@@ -1,0 +1,87 @@
+import type { Ctx } from '../../common/ctx';
+import { access } from '../../common/access';
+import { ConflictError, ForbiddenError, NotFoundError, UserInputError } from '../../common/errors';
+import { TrustLevel, trustAtLeast } from '../../common/trust';
+import type { Db } from '../../persistence/db';
+import type { AuditService } from '../audit';
+import type { UserService } from '../users';
+import { Webhook } from './webhook.entity';
+import { generateWebhookSecret, hashWebhookSecret } from './webhook-secret';
+
+/** Webhook names: the last part of `/hooks/<name>`. */
+export const WEBHOOK_NAME = /^[a-z0-9][a-z0-9_-]{0,63}$/;
+/** Channels a result may be sent to. */
+const TARGET_CHANNELS = ['telegram', 'whatsapp', 'web', 'tui'];
+
+export interface CreateWebhookInput {
+  name: string;
+  instructions?: string | null;
+  /** Whose turn it is; default the caller. Not someone with more trust than the caller. */
+  ownerId?: string | null;
+  targetChannel?: string | null;
+  targetChatId?: string | null;
+}
+
+/** Webhooks for ADMINs and above: list, create (the secret is returned once) and delete, audited. */
+export class WebhookService {
+  constructor(
+    private readonly db: Db,
+    private readonly users: UserService,
+    private readonly audit: AuditService,
+  ) {}
+
+  list(ctx: Ctx): Promise<Webhook[]> {
+    access.requireTrust(ctx, TrustLevel.ADMIN, 'webhooks');
+    return this.db.repo(ctx, Webhook).find({ order: { name: 'ASC' } });
+  }
+
+  findByName(ctx: Ctx, name: string): Promise<Webhook | null> {
+    return this.db.repo(ctx, Webhook).findOneBy({ name });
+  }
+
+  async create(ctx: Ctx, input: CreateWebhookInput): Promise<{ webhook: Webhook; secret: string }> {
+    access.requireTrust(ctx, TrustLevel.ADMIN, 'webhooks');
+    const name = input.name.trim();
+    if (!WEBHOOK_NAME.test(name)) throw new UserInputError(`name "${input.name}" is not valid: use lowercase letters, digits, - and _ (at most 64).`, 'name');
+    const ownerId = input.ownerId ?? ctx.userId;
+    if (!ownerId) throw new UserInputError('ownerId is required when the caller is not a user.', 'ownerId');
+    const owner = await this.users.get(ctx, ownerId);
+    if (!trustAtLeast(ctx.trust, owner.trust)) throw new ForbiddenError(`A webhook may not run with more trust than yours (the owner is ${owner.trust}).`);
+    if (!trustAtLeast(owner.trust, TrustLevel.MEMBER)) throw new UserInputError(`The owner is ${owner.trust}; a webhook's owner must be MEMBER or above.`, 'ownerId');
+    const target = this.target(input);
+    const instructions = input.instructions?.trim() || null;
+    if (instructions && instructions.length > 4000) throw new UserInputError('instructions are longer than 4000 characters.', 'instructions');
+    const secret = generateWebhookSecret();
+    const webhook = await this.db.withTransaction(ctx, async (tx) => {
+      const repo = this.db.repo(tx, Webhook);
+      if (await repo.existsBy({ name })) throw new ConflictError(`A webhook named "${name}" exists already; delete it first or pick another name.`);
+      const saved = await repo.save(
+        repo.create({ name, instructions, ownerId, secretHash: hashWebhookSecret(secret), ...target, enabled: true, lastCalledAt: null }),
+      );
+      await this.audit.record(tx, 'webhook.create', { type: 'Webhook', id: saved.id }, { name, ownerId, ...target });
+      return saved;
+    });
+    return { webhook, secret };
+  }
+
+  async delete(ctx: Ctx, name: string): Promise<boolean> {
+    access.requireTrust(ctx, TrustLevel.ADMIN, 'webhooks');
+    return this.db.withTransaction(ctx, async (tx) => {
+      const repo = this.db.repo(tx, Webhook);
+      const hook = await repo.findOneBy({ name });
+      if (!hook) throw new NotFoundError('Webhook', name);
+      await repo.delete({ id: hook.id });
+      await this.audit.record(tx, 'webhook.delete', { type: 'Webhook', id: hook.id }, { name });
+      return true;
+    });
+  }
+
+  private target(input: CreateWebhookInput): { targetChannel: string | null; targetChatId: string | null } {
+    const channel = input.targetChannel?.trim() || null;
+    const chatId = input.targetChatId?.trim() || null;
+    if (!channel && !chatId) return { targetChannel: null, targetChatId: null };
+    if (!channel || !chatId) throw new UserInputError('Give both targetChannel and targetChatId, or neither (the owner\'s principal chat).', channel ? 'targetChatId' : 'targetChannel');
+    if (!TARGET_CHANNELS.includes(channel)) throw new UserInputError(`targetChannel must be one of ${TARGET_CHANNELS.join(', ')}.`, 'targetChannel');
+    return { targetChannel: channel, targetChatId: chatId };
+  }
+}
