@@ -29,6 +29,8 @@ export interface TelegramKit {
    * (a later chunk, a retry, a second answer) arrives before the fence: no need to wait and see.
    */
   fence(chatId: number): Promise<FakeSentMessage[]>;
+  /** Like `fence` with a notice handed to the chat's mailbox (for chats whose messages get no answer). */
+  noticeFence(chatId: number): Promise<FakeSentMessage[]>;
   close(): Promise<void>;
 }
 
@@ -73,6 +75,13 @@ export async function startTelegramKit(options: { telegram?: Record<string, unkn
       await tg.waitFor(() => tg.sentTo(chatId).some((m) => m.text.includes(marker)), `the answer to "${marker}"`);
       const sent = tg.sentTo(chatId);
       return sent.slice(0, sent.findIndex((m) => m.text.includes(marker)));
+    },
+    noticeFence: async (chatId) => {
+      const marker = `fence ${randomBytes(4).toString('hex')}`;
+      await t.app.chat!.delivery.notify(t.app.systemCtx('fence'), { channel: 'telegram', chatId: String(chatId), key: `fence:${marker}` }, marker);
+      await tg.waitFor(() => tg.sentTo(chatId).some((m) => m.text === marker), `the notice "${marker}"`);
+      const sent = tg.sentTo(chatId);
+      return sent.slice(0, sent.findIndex((m) => m.text === marker));
     },
     close: async () => {
       await owner.close();
