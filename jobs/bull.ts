@@ -14,6 +14,8 @@ export interface QueueEnv {
   lockMs: number;
   stalledIntervalMs: number;
   logger: Logger;
+  /** Told about every failed job attempt (metrics). */
+  onJobFailed?: (queue: string) => void;
 }
 
 export function makeQueue(env: QueueEnv, name: string): Queue {
@@ -41,6 +43,7 @@ export async function makeWorker<N extends JobName>(
     },
   );
   worker.on('error', (err) => env.logger.error({ err, queue }, 'queue worker error'));
+  if (env.onJobFailed) worker.on('failed', () => env.onJobFailed!(queue));
   await worker.waitUntilReady();
   return worker;
 }

@@ -2,6 +2,7 @@ import { ApolloArmor } from '@escape.tech/graphql-armor';
 import type { ApolloServerPlugin } from '@apollo/server';
 import type { ValidationRule } from 'graphql';
 import type { AppConfig } from '../config';
+import { costLimitRule } from './cost-limit';
 
 export interface QueryLimits {
   plugins: ApolloServerPlugin[];
@@ -10,13 +11,15 @@ export interface QueryLimits {
 }
 
 /**
- * Depth, cost and alias limits (graphql-armor) and the token limit of the parser, shared by HTTP and
- * WebSocket so neither path is a way around them. Introspection is exempt so explorers keep working.
+ * Depth and alias limits (graphql-armor), the cost limit (`costLimitRule`: fields × page sizes) and the
+ * token limit of the parser, shared by HTTP and WebSocket so neither path is a way around them.
+ * Introspection (`__schema`, `__type`) is exempt from depth and cost so explorers keep working; whether
+ * it is answered without a token is `graphql.public_introspection`.
  */
 export function createQueryLimits(config: AppConfig['graphql']): QueryLimits {
   const armor = new ApolloArmor({
     maxDepth: { n: config.max_depth, ignoreIntrospection: true, flattenFragments: true, exposeLimits: true },
-    costLimit: { maxCost: config.max_cost, ignoreIntrospection: true, exposeLimits: true },
+    costLimit: { enabled: false },
     maxAliases: { n: config.max_aliases, exposeLimits: true },
     // Tokens are limited by the parser itself (Apollo `parseOptions`, graphql-ws `parse`): armor's plugin
     // throws from a request hook, which Apollo answers with 500 instead of 400.
@@ -25,5 +28,6 @@ export function createQueryLimits(config: AppConfig['graphql']): QueryLimits {
     blockFieldSuggestion: { enabled: false },
   });
   const { plugins, validationRules } = armor.protect();
-  return { plugins, validationRules, maxTokens: config.max_tokens };
+  const cost = costLimitRule({ maxCost: config.max_cost, maxPageSize: config.max_page_size });
+  return { plugins, validationRules: [...validationRules, cost], maxTokens: config.max_tokens };
 }

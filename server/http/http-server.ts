@@ -7,19 +7,22 @@ import { ApolloServerPluginLandingPageDisabled } from '@apollo/server/plugin/dis
 import { expressMiddleware } from '@as-integrations/express5';
 import { GraphQLError, getOperationAST, getVariableValues, parse, specifiedRules, validate, type ExecutionArgs, type GraphQLSchema } from 'graphql';
 import { WebSocketServer } from 'ws';
-import { useServer } from 'graphql-ws/use/ws';
 import type { Logger } from '../common/logger';
 import type { GraphQLContext } from '../graphql/context';
 import { EXPLORER_HTML } from '../graphql/explorer';
 import { createFormatError } from '../graphql/format-error';
 import type { QueryLimits } from '../graphql/limits';
 import { mountAdminUi } from './admin-ui';
+import { serveGraphQLWs } from './graphql-ws-transport';
+import { httpOperationGuard, introspectionRefusal } from './operation-guard';
 
 export interface HttpServerOptions {
   host: string;
   port: number;
   bodyLimitKb: number;
   explorer: boolean;
+  /** Answer introspection without an API token (`graphql.public_introspection`). */
+  publicIntrospection: boolean;
   schema: GraphQLSchema;
   limits: QueryLimits;
   logger: Logger;
@@ -27,6 +30,11 @@ export interface HttpServerOptions {
   contextFor(authorization: string | undefined): Promise<GraphQLContext>;
   /** Extra POST endpoints (channel webhooks), mounted with a JSON body parser. */
   webhooks?: () => Array<{ path: string; handler: (req: Request, res: Response) => void }>;
+  /** GET /metrics (Prometheus): the scrape body and who may read it; absent when metrics are off. */
+  metrics?: {
+    render(): Promise<{ contentType: string; body: string }>;
+    check(authorization: string | undefined, remoteAddress: string | undefined): { status: number; message: string } | null;
+  };
   /** Readiness checks: name → null when fine, else the problem. */
   readiness(): Promise<Record<string, string | null>>;
 }
@@ -69,7 +77,7 @@ function operationLogPlugin(logger: Logger): ApolloServerPlugin<GraphQLContext> 
   };
 }
 
-/** Express 5 + Apollo Server 5 + graphql-ws on one port: /graphql (HTTP, WS), /healthz, /readyz. */
+/** Express 5 + Apollo Server 5 + graphql-ws on one port: /graphql (HTTP, WS), /healthz, /readyz, /metrics. */
 export async function startHttpServer(options: HttpServerOptions): Promise<RunningHttpServer> {
   const { schema, limits, logger } = options;
   const formatError = createFormatError(logger);
@@ -83,7 +91,7 @@ export async function startHttpServer(options: HttpServerOptions): Promise<Runni
 
   // === WebSocket (graphql-ws): same limits and error masking as HTTP
   const wss = new WebSocketServer({ server: httpServer, path: '/graphql', maxPayload: options.bodyLimitKb * 1024 });
-  const wsCleanup = useServer<Record<string, unknown>>(
+  const wsCleanup = serveGraphQLWs(
     {
       schema,
       onSubscribe: async (ctx, _id, payload) => {
@@ -112,6 +120,8 @@ export async function startHttpServer(options: HttpServerOptions): Promise<Runni
           logger.error({ err }, 'unexpected error while authenticating a WebSocket operation');
           return [new GraphQLError('Internal server error', { extensions: { code: 'INTERNAL_SERVER_ERROR' } })];
         }
+        const refused = introspectionRefusal(document, contextValue, options.publicIntrospection);
+        if (refused) return [refused];
         logger.debug({ transport: 'ws', operation: operation?.name?.value ?? null, type: operation?.operation ?? null, userId: contextValue.ctx.userId }, 'graphql operation');
         const args: ExecutionArgs = {
           schema,
@@ -132,10 +142,9 @@ export async function startHttpServer(options: HttpServerOptions): Promise<Runni
           }),
         };
       },
-      // Never put internal error messages into close reasons, whatever NODE_ENV says.
-      isProd: true,
     },
     wss,
+    logger,
   );
 
   // === Apollo over HTTP
@@ -152,6 +161,7 @@ export async function startHttpServer(options: HttpServerOptions): Promise<Runni
       { async serverWillStart() { return { async drainServer() { await wsCleanup.dispose(); } }; } },
       ApolloServerPluginLandingPageDisabled(),
       operationLogPlugin(logger),
+      httpOperationGuard(options.publicIntrospection),
       ...limits.plugins,
     ],
   });
@@ -167,6 +177,18 @@ export async function startHttpServer(options: HttpServerOptions): Promise<Runni
     if (!ok) logger.warn({ checks }, 'not ready');
     res.status(ok ? 200 : 503).json({ status: ok ? 'ready' : 'not ready', checks: Object.fromEntries(Object.entries(checks).map(([k, v]) => [k, v === null ? 'ok' : 'unavailable'])) });
   });
+  const metrics = options.metrics;
+  if (metrics) {
+    app.get('/metrics', async (req, res) => {
+      const refused = metrics.check(req.headers.authorization, req.socket.remoteAddress);
+      if (refused) {
+        res.status(refused.status).type('text/plain').send(`${refused.message}\n`);
+        return;
+      }
+      const { contentType, body } = await metrics.render();
+      res.type(contentType).send(body);
+    });
+  }
   if (options.explorer) {
     app.get('/graphql', (req, res, next) => {
       if (req.accepts(['application/json', 'text/html']) === 'text/html' && !req.query.query) {
@@ -191,13 +213,22 @@ export async function startHttpServer(options: HttpServerOptions): Promise<Runni
   app.use((_req, res) => {
     res.status(404).json(errorBody('Not found. GraphQL is served at /graphql.', 'NOT_FOUND'));
   });
-  app.use((err: Error & { status?: number; type?: string }, _req: Request, res: Response, _next: NextFunction) => {
+  app.use((err: Error & { status?: number; type?: string }, req: Request, res: Response, _next: NextFunction) => {
     if (err.type === 'entity.too.large') {
       res.status(413).json(errorBody(`Request body is larger than the ${options.bodyLimitKb} KiB limit.`, 'PAYLOAD_TOO_LARGE'));
       return;
     }
     if (err.type === 'entity.parse.failed') {
       res.status(400).json(errorBody('Request body is not valid JSON.', 'BAD_REQUEST'));
+      return;
+    }
+    if (err.type === 'request.aborted' || (err.status && err.status < 500)) {
+      // The client's doing (hung up mid-body, wrong encoding): one line at debug, no stack, so anonymous
+      // clients cannot flood the error log.
+      logger.debug({ type: err.type ?? null, status: err.status ?? null, reason: err.message }, 'HTTP request refused');
+      if (!res.headersSent && !res.writableEnded && !req.destroyed) {
+        res.status(err.status && err.status < 500 ? err.status : 400).json(errorBody(err.message, err.status === 415 ? 'UNSUPPORTED_MEDIA_TYPE' : 'BAD_REQUEST'));
+      }
       return;
     }
     logger.error({ err }, 'unhandled HTTP error');

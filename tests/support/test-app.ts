@@ -4,9 +4,10 @@ import path from 'node:path';
 import { App } from '../../server/app';
 import type { Clock } from '../../server/common/clock';
 import type { AppConfig } from '../../server/config';
-import { testConfig } from './test-config';
+import { deepMerge, testConfig } from './test-config';
 import { LogCapture } from './log-capture';
 import { GraphQLTestClient } from './graphql-client';
+import { dropTestDatabase, testDatabaseUrl } from './test-database';
 
 export { testConfig } from './test-config';
 
@@ -40,7 +41,10 @@ export interface TestApp {
 /** Starts a real server (SQLite file, real Redis, HTTP + WS on 127.0.0.1:0) for one test file. */
 export async function startTestApp(options: TestAppOptions = {}): Promise<TestApp> {
   const dataDir = options.dataDir ?? mkdtempSync(path.join(os.tmpdir(), 'muninn-test-'));
-  const config = testConfig(dataDir, options.config, options.env);
+  // CI's PostgreSQL pass: a fresh database per app unless the test picks its own.
+  const explicitDb = !!(options.config?.database as { url?: unknown } | undefined)?.url || !!options.env?.DATABASE_URL;
+  const pgUrl = explicitDb ? null : await testDatabaseUrl(dataDir);
+  const config = testConfig(dataDir, pgUrl ? deepMerge(options.config ?? {}, { database: { url: pgUrl } }) : options.config, options.env);
   const logs = new LogCapture();
   const app = await App.create({ config, logDestination: logs, clock: options.clock });
   const url = await app.listen();
@@ -59,7 +63,10 @@ export async function startTestApp(options: TestAppOptions = {}): Promise<TestAp
     client: (token) => new GraphQLTestClient(url, token ?? null),
     close: async () => {
       await app.dispose();
-      if (!options.keepData) rmSync(dataDir, { recursive: true, force: true });
+      if (!options.keepData) {
+        await dropTestDatabase(pgUrl);
+        rmSync(dataDir, { recursive: true, force: true });
+      }
     },
   };
 }

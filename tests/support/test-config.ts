@@ -1,7 +1,8 @@
+import path from 'node:path';
 import { randomUUID } from 'node:crypto';
 import { loadConfig, type AppConfig } from '../../server/config';
 
-function deepMerge(a: Record<string, unknown>, b: Record<string, unknown>): Record<string, unknown> {
+export function deepMerge(a: Record<string, unknown>, b: Record<string, unknown>): Record<string, unknown> {
   const out: Record<string, unknown> = { ...a };
   for (const [k, v] of Object.entries(b)) {
     const prev = out[k];
@@ -20,6 +21,8 @@ export function testConfig(dataDir: string, extra: Record<string, unknown> = {},
     server: { port: 0, host: '127.0.0.1' },
     redis: { url: process.env.TEST_REDIS_URL ?? 'redis://127.0.0.1:6379', prefix: `t${randomUUID().slice(0, 8)}` },
     log: { level: 'info' },
+    // The repository's example skills stay out of other tests' prompts; skill tests write their own.
+    skills: { dir: path.join(dataDir, 'skills') },
   };
   return loadConfig({ raw: deepMerge(base, extra), env });
 }

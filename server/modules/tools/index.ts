@@ -31,6 +31,7 @@ export {
   createSendMessageTool,
   createShellTool,
   isPublicAddress,
+  embeddedIPv4,
   isBlockedHostname,
   matchesDomain,
   systemLookup,

@@ -1,6 +1,6 @@
 import { Between, type FindOptionsWhere } from 'typeorm';
 import type { Ctx } from '../../common/ctx';
-import { UserInputError } from '../../common/errors';
+import { ForbiddenError, UserInputError } from '../../common/errors';
 import { TrustLevel } from '../../common/trust';
 import type { Db } from '../../persistence/db';
 import { access } from '../users';
@@ -57,8 +57,11 @@ export class UsageService {
     access.requireTrust(ctx, TrustLevel.MEMBER, 'usage');
     if (!(from < to)) throw new UserInputError('"from" must be before "to".', 'from');
     const where: FindOptionsWhere<UsageRecord> = { createdAt: Between(from, to) };
-    if (!access.seesEveryone(ctx)) where.userId = ctx.userId!;
-    else if (userId) where.userId = userId;
+    if (!access.seesEveryone(ctx)) {
+      // As for sessions and memories: asking for someone else's is refused, not silently narrowed.
+      if (userId && userId !== ctx.userId) throw new ForbiddenError('You may only read your own usage.');
+      where.userId = ctx.userId!;
+    } else if (userId) where.userId = userId;
     const rows = await this.db.repo(ctx, UsageRecord).find({ where, order: { id: 'ASC' } });
     const groups = new Map<string, UsageRow>();
     for (const r of rows) {

@@ -1,23 +1,9 @@
 import { startTestApp, type TestApp } from '../../support/test-app';
 import { FakeOpenAIServer, type RecordedRequest } from '../../support/fakes/fake-openai-server';
 import { createUserWithToken, send } from '../../support/chat-helpers';
-import { EventCollector, type EventRecord } from '../../support/session-events';
-import type { GraphQLTestClient } from '../../support/graphql-client';
-import { callKind, callsOf, FIVE_SECTION_SUMMARY, scriptModel } from './summarizer-model';
+import { callKind, callsOf, FIVE_SECTION_SUMMARY, scriptModel, turnOf, words } from './summarizer-model';
 
-const words = (n: number, seed: string) => Array.from({ length: n }, (_, i) => `${seed}${i}`).join(' ');
 
-async function turnOf(client: GraphQLTestClient, sessionId: string, messageId: string): Promise<EventRecord[]> {
-  const events = new EventCollector(client.wsClient(), sessionId);
-  try {
-    return await events.waitFor((es) => {
-      const started = es.find((e) => e.__typename === 'TurnStarted' && (e.messageIds as string[]).includes(messageId));
-      return !!started && es.some((e) => e.__typename === 'TurnFinished' && e.turnId === started.turnId);
-    }, 20_000);
-  } finally {
-    events.stop();
-  }
-}
 
 function nonSystem(req: RecordedRequest) {
   return (req.body?.messages ?? []).filter((m) => m.role !== 'system');

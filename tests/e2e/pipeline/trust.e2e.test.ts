@@ -32,7 +32,8 @@ function allowed(level: Level, id: CallId): boolean {
 function expectedTools(level: Level): string[] {
   if (RANK[level] < RANK.MEMBER) return [];
   if (level === 'MEMBER') return ['current_time', 'memory_save', 'memory_search'];
-  return ['current_time', 'http_request', 'memory_save', 'memory_search', 'send_message', ...(level === 'OWNER' ? ['shell'] : [])].sort();
+  const beatTools = ['set_beat', 'list_beats', 'update_beat', 'delete_beat'];
+  return ['current_time', 'http_request', 'memory_save', 'memory_search', 'send_message', ...beatTools, ...(level === 'OWNER' ? ['shell'] : [])].sort();
 }
 
 /**
@@ -262,7 +263,7 @@ describe('trust end to end, tool calls in text', () => {
     expect(asked!.body?.tools).toBeUndefined();
     const system = String(asked!.body?.messages?.[0]?.content);
     expect(system).toContain('{"tool_calls":[{"name":"<tool>","arguments":{…}}]}');
-    expect(system.match(/^- (\w+):/gm)?.map((l) => l.slice(2, -1)).sort()).toEqual(['current_time', 'http_request', 'memory_save', 'memory_search', 'send_message']);
+    expect(system.match(/^- (\w+):/gm)?.map((l) => l.slice(2, -1)).sort()).toEqual(['current_time', 'delete_beat', 'http_request', 'list_beats', 'memory_save', 'memory_search', 'send_message', 'set_beat', 'update_beat']);
 
     const results = (answered!.body?.messages ?? []).filter((m) => m.role === 'user' && String(m.content).startsWith('Result of tool')).map((m) => String(m.content));
     expect(results).toHaveLength(3);

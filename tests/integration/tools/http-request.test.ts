@@ -103,6 +103,15 @@ describe('http_request', () => {
     });
   });
 
+  it('refuses every IPv6 form of loopback, the IPv4-compatible one included, without connecting', async () => {
+    const real = createHttpRequestTool({ allowDomains: [], maxBytes: 100_000, timeoutMs: 2000 });
+    const forms = ['[::127.0.0.1]', '[::7f00:1]', '[0:0:0:0:0:0:127.0.0.1]', '[::ffff:7f00:1]', '[::ffff:0:127.0.0.1]', '[64:ff9b::127.0.0.1]', '[2002:7f00:1::1]'];
+    for (const host of forms) {
+      expect(await refusal(real, `http://${host}:${server.port}/ok`)).toMatch(/is not a public address$/);
+    }
+    expect(server.hits).toHaveLength(0);
+  });
+
   it('refuses names that resolve to a private address, checking every address', async () => {
     const t = tool();
     expect(await refusal(t, 'http://intranet.example.com/')).toBe('intranet.example.com resolves to 10.0.0.1, which is not a public address');

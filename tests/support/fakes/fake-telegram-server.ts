@@ -68,6 +68,16 @@ export interface FakeSentMessage {
   parseMode: string | null;
   at: number;
   replyTo: number | null;
+  /** How often the message was edited. */
+  edits?: number;
+}
+
+/** A message draft streamed to a private chat (sendMessageDraft). */
+export interface FakeDraft {
+  chatId: string;
+  draftId: number;
+  text: string;
+  at: number;
 }
 
 /** A Bot API error answer. */
@@ -159,6 +169,10 @@ export function detectEntities(text: string): FakeTgEntity[] {
 export class FakeTelegramServer {
   readonly calls: RecordedTgCall[] = [];
   readonly sentMessages: FakeSentMessage[] = [];
+  /** Every draft update, in order. */
+  readonly drafts: FakeDraft[] = [];
+  /** Answer sendMessageDraft with 404 like a Bot API server older than 9.3. */
+  draftsUnsupported = false;
   /** Webhook set by setWebhook (url, secret), or null. */
   webhook: { url: string; secretToken: string | null } | null = null;
   readonly bot: FakeTgUser & { username: string };
@@ -285,6 +299,7 @@ export class FakeTelegramServer {
   resetRecords(): void {
     this.calls.length = 0;
     this.sentMessages.length = 0;
+    this.drafts.length = 0;
   }
 
   // === Records
@@ -379,11 +394,25 @@ export class FakeTelegramServer {
         if (!msg) return fail(400, 'Bad Request: message to edit not found');
         const parsed = this.visible(params);
         if ('error' in parsed) return fail(400, parsed.error);
-        Object.assign(msg, { text: parsed.text, raw: String(params.text) });
+        if (parsed.text === msg.text && String(params.text) === msg.raw) {
+          return fail(400, 'Bad Request: message is not modified: specified new message content and reply markup are exactly the same as a current content and reply markup of the message');
+        }
+        msg.edits = (msg.edits ?? 0) + 1;
+        Object.assign(msg, { text: parsed.text, raw: String(params.text), parseMode: typeof params.parse_mode === 'string' ? params.parse_mode : null });
         return ok({ message_id: msg.message_id, date: Math.floor(Date.now() / 1000), chat: this.chatOf(msg.chatId), from: this.bot, text: parsed.text });
       }
       case 'sendChatAction':
         return ok(true);
+      case 'sendMessageDraft': {
+        // Bot API 9.3: private chats only, a non-zero draft id, 0–4096 characters.
+        if (this.draftsUnsupported) return fail(404, 'Not Found: method not found');
+        if (!(Number(params.chat_id) > 0)) return fail(400, 'Bad Request: drafts can be sent to private chats only');
+        if (!Number(params.draft_id)) return fail(400, 'Bad Request: draft_id must be non-zero');
+        const parsed = typeof params.text === 'string' && params.text.length ? this.visible(params) : { text: '' };
+        if ('error' in parsed) return fail(400, parsed.error);
+        this.drafts.push({ chatId: String(params.chat_id), draftId: Number(params.draft_id), text: parsed.text, at: now() });
+        return ok(true);
+      }
       case 'getFile': {
         const f = this.files.get(String(params.file_id));
         if (!f) return fail(400, 'Bad Request: invalid file_id');

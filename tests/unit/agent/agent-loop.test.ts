@@ -109,7 +109,7 @@ describe('AgentLoop think step', () => {
       [MessageRole.USER, 'hi there', MessageStatus.DONE],
       [MessageRole.ASSISTANT, 'Hello Mia!', MessageStatus.DONE],
     ]);
-    expect(a.out.replies).toEqual([{ sessionId: t.session.id, channel: 'telegram', chatId: t.session.chatId, messageId: rows[1]!.id, text: 'Hello Mia!' }]);
+    expect(a.out.replies).toEqual([{ sessionId: t.session.id, channel: 'telegram', chatId: t.session.chatId, messageId: rows[1]!.id, text: 'Hello Mia!', turnId: t.turnId }]);
     expect(a.out.typing).toEqual([`telegram:${t.session.chatId}:on`, `telegram:${t.session.chatId}:off`]);
     expect(a.events.of(t.session.id).map((e) => e.type)).toEqual(['TurnStarted', 'MessageAdded', 'TurnFinished']);
     expect(a.events.of(t.session.id, 'TurnFinished')[0]).toMatchObject({ status: 'done', replyMessageId: rows[1]!.id });

@@ -1,4 +1,5 @@
-import { isBlockedHostname, isPublicAddress, matchesDomain } from '../../../server/modules/tools';
+import ipaddr from 'ipaddr.js';
+import { embeddedIPv4, isBlockedHostname, isPublicAddress, matchesDomain } from '../../../server/modules/tools';
 
 describe('isPublicAddress', () => {
   it.each([
@@ -32,6 +33,28 @@ describe('isPublicAddress', () => {
     '64:ff9b::a00:1',
     '2002:a00:1::',
     '2001:db8::1',
+    // IPv4-compatible (::a.b.c.d is ::7f00:1 once canonical), IPv4-translated, NAT64, 6to4, Teredo: refused whatever they embed
+    '::127.0.0.1',
+    '::7f00:1',
+    '0:0:0:0:0:0:7f00:1',
+    '::a00:1',
+    '::a9fe:a9fe',
+    '::8.8.8.8',
+    '::808:808',
+    '::ffff:0:7f00:1',
+    '::ffff:0:808:808',
+    '0:0:0:0:0:ffff:7f00:1',
+    '::ffff:7f00:1',
+    '::ffff:a9fe:a9fe',
+    '64:ff9b::7f00:1',
+    '64:ff9b::808:808',
+    '64:ff9b:1::a00:1',
+    '2002:7f00:1::1',
+    '2002:808:808::1',
+    '2001:0:4136:e378:8000:63bf:80ff:fffe',
+    '::2',
+    'fe80::1%eth0',
+    '010.0.0.1',
     'not an ip',
     '',
   ])('refuses %s', (address) => {
@@ -44,6 +67,23 @@ describe('isPublicAddress', () => {
       expect(isPublicAddress(address, 443)).toBe(true);
     },
   );
+});
+
+describe('embeddedIPv4', () => {
+  it.each([
+    ['::7f00:1', '127.0.0.1'],
+    ['::ffff:a00:1', '10.0.0.1'],
+    ['::ffff:0:c0a8:101', '192.168.1.1'],
+    ['64:ff9b::a9fe:a9fe', '169.254.169.254'],
+    ['2002:c0a8:101::1', '192.168.1.1'],
+    ['2001:0:4136:e378:8000:63bf:80ff:fffe', '127.0.0.1'],
+  ])('finds the IPv4 inside %s', (v6, v4) => {
+    expect(embeddedIPv4(ipaddr.IPv6.parse(v6))?.toString()).toBe(v4);
+  });
+
+  it.each(['::', '::1', '2606:4700::1111', 'fe80::1'])('finds none in %s', (v6) => {
+    expect(embeddedIPv4(ipaddr.IPv6.parse(v6))).toBeNull();
+  });
 });
 
 describe('host names', () => {

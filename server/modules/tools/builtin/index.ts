@@ -57,4 +57,4 @@ export { createHttpRequestTool, MAX_REDIRECTS, type HttpRequestToolOptions } fro
 export { createWebSearchTool, type WebSearchToolOptions } from './web-search.tool';
 export { createSendMessageTool, type SendMessageToolOptions } from './send-message.tool';
 export { createShellTool, type ShellToolOptions } from './shell.tool';
-export { isPublicAddress, isBlockedHostname, matchesDomain, systemLookup, type AddressPolicy, type HostLookup } from './address-policy';
+export { isPublicAddress, embeddedIPv4, isBlockedHostname, matchesDomain, systemLookup, type AddressPolicy, type HostLookup } from './address-policy';
