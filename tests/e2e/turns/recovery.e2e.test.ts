@@ -117,7 +117,7 @@ describe('recovery: a worker killed with SIGKILL during turns', () => {
     );
     // Once no drain or delivery job is left (a stalled one from the killed worker counts as running until
     // it is taken over), a duplicate would have shown up.
-    await waitForQueuesIdle(t, [QUEUES.turns, QUEUES.outbound], 60_000);
+    await waitForQueuesIdle(t, [QUEUES.turns, QUEUES.outbound('telegram')], 60_000);
 
     const messages = await repo.find({ where: { sessionId: In(sessionIds) }, order: { id: 'ASC' } });
     const inbound = messages.filter((m) => m.role === MessageRole.USER);
