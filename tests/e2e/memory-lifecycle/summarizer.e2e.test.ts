@@ -7,6 +7,8 @@ import { EventCollector } from '../../support/session-events';
 import { LinkIdentityDocument, MemoriesDocument } from '../../support/graphql/generated';
 import { Memory } from '../../../server/modules/memory';
 import { registerRecorderChannel } from '../pipeline/pipeline-helpers';
+import { makeQueue } from '../../../jobs/bull';
+import { QUEUES } from '../../../jobs/queues';
 import { callsOf, lastUserText, scriptModel, summarizerInput } from './summarizer-model';
 
 type MemoryRow = { type: string; scope: string; userId: string | null; groupId: string | null; content: string; importance: number };
@@ -194,7 +196,13 @@ describe('summarizer (session.summarizer_mode: manual)', () => {
     const client = t.client(dave.token);
     await exchange(client, 'remember that I live in Oslo');
     await exchange(client, 'and that I have two cats');
-    await new Promise((r) => setTimeout(r, 500));
+    // A session's turns run in order, each told to the summarizer hook before the next starts: once a
+    // third exchange is done, a job for the first two would be on the summarizer queue.
+    await exchange(client, 'thanks');
+    const queue = makeQueue(t.app.chat!.queueEnv, QUEUES.summarizer);
+    const counts = await queue.getJobCounts('waiting', 'active', 'delayed', 'prioritized', 'completed', 'failed');
+    await queue.close();
+    expect(Object.values(counts).reduce((a, b) => a + b, 0)).toBe(0);
     expect(callsOf(model, 'extract')).toHaveLength(0);
     expect(await myMemories(client)).toEqual([]);
     await client.close();

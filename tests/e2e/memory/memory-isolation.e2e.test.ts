@@ -8,6 +8,8 @@ import { CreateMemoryDocument, LinkIdentityDocument, MemoriesDocument, SearchMem
 import { registerRecorderChannel } from '../pipeline/pipeline-helpers';
 import { callKind, lastUserText, scriptModel } from '../memory-lifecycle/summarizer-model';
 import { prng } from './memory-corpus';
+import { waitForQueuesIdle } from '../../support/queue-idle';
+import { QUEUES } from '../../../jobs/queues';
 
 type Context = { kind: 'dm'; user: number } | { kind: 'group'; group: number };
 
@@ -139,8 +141,8 @@ describe('memory isolation across users and groups', () => {
       }
       await eventually(() => finished(tag, withTool), 15_000, `turn ${tag} in ${describeCtx(ctx)}`);
     }
-    // Let the summarizer calls of the last exchanges run too.
-    await new Promise((r) => setTimeout(r, 500));
+    // Let the last turns and the summarizer calls of their exchanges run too.
+    await waitForQueuesIdle(t, [QUEUES.turns, QUEUES.summarizer]);
     await eventually(() => model.chatRequests().every((r) => r.endedAt !== null), 15_000, 'all model calls to end');
 
     // Every prompt: attribute it to its context by the turn tags it holds, then check every marker in it.

@@ -75,8 +75,9 @@ describe('channels, channelStatus and live on/off', () => {
     expect(telegram.running).toBe(false);
     expect(await next(events!)).toMatchObject({ name: 'telegram', enabled: false, state: 'STOPPED' });
     expect((await gql.exec(t.ownerToken, CHANNELS)).data!.channels).toContainEqual(expect.objectContaining({ name: 'telegram', enabled: false, state: 'STOPPED' }));
-    // The switch reacts to changes only: it does not restart the channel on every poll.
-    await new Promise((r) => setTimeout(r, 200));
+    // The switch reacts to changes only: it does not restart the channel on every poll (two more polls).
+    await channelSwitch.reconcile();
+    await channelSwitch.reconcile();
     expect(telegram.running).toBe(false);
 
     const startsBefore = telegram.starts;

@@ -1,4 +1,5 @@
 import 'reflect-metadata';
+import { randomUUID } from 'node:crypto';
 import { graphql, parse, subscribe, type ExecutionResult, type GraphQLSchema } from 'graphql';
 import { createPubSub } from '@graphql-yoga/subscription';
 import { buildSchema, type ContainerType } from 'type-graphql';
@@ -97,6 +98,18 @@ export function inbound(channel: string, handle: string, text: string, extra: Pa
 /** A group message from `handle` in `chatId` (mentioning the bot unless told otherwise). */
 export function groupMessage(channel: string, chatId: string, handle: string, text: string, mentionsBot = true): InboundMessage {
   return inbound(channel, handle, text, { chatId, chatKind: 'group', mentionsBot });
+}
+
+/**
+ * Hands a marker notice to a chat and waits until the transport sent it; returns the texts the chat got
+ * before it. A chat's mailbox is served in order, so an answer handed over earlier has arrived by then.
+ */
+export async function fence(app: App, transport: FakeTransport, chatId: string): Promise<string[]> {
+  const marker = `fence ${randomUUID()}`;
+  await app.chat!.delivery.notify(app.systemCtx('fence'), { channel: transport.channel, chatId, key: `fence:${marker}` }, marker);
+  await until(() => transport.textsTo(chatId).includes(marker), `the fence in ${transport.channel}:${chatId}`);
+  const texts = transport.textsTo(chatId);
+  return texts.slice(0, texts.indexOf(marker));
 }
 
 /** Registers a fake transport for `channel` and starts it with the app's inbound pipeline. */

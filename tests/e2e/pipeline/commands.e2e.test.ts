@@ -50,11 +50,16 @@ describe('slash commands', () => {
     await recorder.close();
   });
 
-  /** Runs `fn` and checks the model was not called meanwhile. */
+  /**
+   * Runs `fn` and checks no model call came of it: none meanwhile, and no user message was stored
+   * (a message reaches the model only as a stored, queued message, stored before `sendMessage` answers).
+   */
   async function withoutModel<T>(fn: () => Promise<T>): Promise<T> {
+    const userMessages = () => t.app.db.repo(t.app.systemCtx('test'), Message).countBy({ role: MessageRole.USER });
     const before = model.chatRequests().length;
+    const stored = await userMessages();
     const out = await fn();
-    await new Promise((r) => setTimeout(r, 100));
+    expect(await userMessages()).toBe(stored);
     expect(model.chatRequests()).toHaveLength(before);
     return out;
   }

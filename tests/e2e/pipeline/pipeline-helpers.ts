@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import type { RecordedRequest } from '../../support/fakes/fake-openai-server';
 import { RecorderTransport, type ChatRecorderServer } from '../../support/fakes/chat-recorder';
 import type { EventRecord } from '../../support/session-events';
@@ -53,6 +54,24 @@ export function approvalIdOf(notice: EventRecord): string {
 
 export function isApprovalNotice(e: EventRecord): boolean {
   return e.__typename === 'Notice' && /^Approval needed for /.test(String(e.text));
+}
+
+/**
+ * Hands a marker notice to a platform chat and waits until the recorder got it; returns the texts the
+ * chat got before it. A chat's mailbox is served in order, so whatever was handed over for the chat
+ * earlier (a second copy, a retry) has arrived by then: no need to wait and see.
+ */
+export async function fenceChat(t: TestApp, recorder: ChatRecorderServer, channel: string, chatId: string): Promise<string[]> {
+  const marker = `fence ${randomUUID()}`;
+  await t.app.chat!.delivery.notify(t.app.systemCtx('fence'), { channel, chatId, key: `fence:${marker}` }, marker);
+  const deadline = Date.now() + 10_000;
+  for (;;) {
+    const chat = recorder.chunks.filter((c) => c.chatId === chatId);
+    const at = chat.findIndex((c) => c.text === marker);
+    if (at >= 0) return chat.slice(0, at).map((c) => c.text);
+    if (Date.now() > deadline) throw new Error(`timed out waiting for the fence in ${channel}:${chatId}`);
+    await new Promise((r) => setTimeout(r, 20));
+  }
 }
 
 export const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));

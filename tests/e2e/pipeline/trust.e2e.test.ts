@@ -7,7 +7,7 @@ import { EventCollector } from '../../support/session-events';
 import { AuditLogDocument, CreateUserDocument, LinkIdentityDocument } from '../../support/graphql/generated';
 import { Message, MessageRole, MessageStatus } from '../../../server/modules/sessions';
 import { ToolApproval } from '../../../server/modules/tools';
-import { approvalIdOf, isApprovalNotice, lastUserText, offeredTools, registerRecorderChannel, toolResults } from './pipeline-helpers';
+import { approvalIdOf, fenceChat, isApprovalNotice, lastUserText, offeredTools, registerRecorderChannel, toolResults } from './pipeline-helpers';
 
 const DECIDE = /* GraphQL */ `
   mutation Decide($id: ID!, $decision: ToolApprovalDecision!) { decideToolApproval(id: $id, decision: $decision) { id status } }
@@ -185,9 +185,9 @@ describe('trust end to end', () => {
 
   it('only the ADMIN and the OWNER reached the other user; the GUEST got its reply on its channel', async () => {
     await eventually(() => recorder.chunks.filter((c) => c.chatId === 'tg-recipient').length >= 2 && recorder.chunks.some((c) => c.chatId === 'tg-guest'), 10_000, 'deliveries');
-    await new Promise((r) => setTimeout(r, 300));
-    expect(recorder.chunks.filter((c) => c.chatId === 'tg-recipient').map((c) => c.text).sort()).toEqual(['hello from ADMIN', 'hello from OWNER']);
-    expect(recorder.chunks.filter((c) => c.chatId === 'tg-guest').map((c) => c.text)).toEqual(['final answer for level GUEST']);
+    // Every turn has finished (the test before), so all they handed over is in the chats' mailboxes.
+    expect((await fenceChat(t, recorder, 'telegram', 'tg-recipient')).sort()).toEqual(['hello from ADMIN', 'hello from OWNER']);
+    expect(await fenceChat(t, recorder, 'telegram', 'tg-guest')).toEqual(['final answer for level GUEST']);
   });
 
   it('shell asked for approval only for the OWNER', async () => {
@@ -213,9 +213,10 @@ describe('trust end to end', () => {
     const res = await t.client(member.token).http(SEND_MESSAGE, { input: { text: 'level BLOCKED' } });
     expect(res.errors?.[0]?.extensions?.code).toBe('FORBIDDEN');
 
-    await new Promise((r) => setTimeout(r, 300));
+    // Nothing was stored for a turn, so no model call can follow; no answer is on its way to the chat.
+    expect(await t.app.db.repo(t.app.systemCtx('test'), Message).countBy({ content: 'level BLOCKED' })).toBe(0);
     expect(model.chatRequests()).toHaveLength(before);
-    expect(recorder.chunks.filter((c) => c.chatId === 'tg-blocked')).toEqual([]);
+    expect(await fenceChat(t, recorder, 'telegram', 'tg-blocked')).toEqual([]);
   });
 });
 

@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import type { ChannelStatus, ChannelTransport } from '../../../server/channels/channel.types';
 import { FakeOpenAIServer } from '../../support/fakes/fake-openai-server';
-import { FakeTelegramServer } from '../../support/fakes/fake-telegram-server';
+import { FakeTelegramServer, type FakeSentMessage } from '../../support/fakes/fake-telegram-server';
 import { dataOf, type GraphQLTestClient } from '../../support/graphql-client';
 import { CreateUserDocument, LinkIdentityDocument, type TrustLevel } from '../../support/graphql/generated';
 import { startTestApp, type TestApp } from '../../support/test-app';
@@ -23,6 +23,14 @@ export interface TelegramKit {
   /** Creates a user with this Telegram user id as identity (senders must be known: pairing is not ours). */
   linkUser(telegramUserId: number, trust?: TrustLevel): Promise<string>;
   waitForState(state: ChannelStatus['state'], timeoutMs?: number): Promise<void>;
+  /**
+   * Sends a message in a DM and waits for the model's answer to it; returns what the chat got before
+   * that answer. A chat's turns and deliveries run in order, so anything still on its way to the chat
+   * (a later chunk, a retry, a second answer) arrives before the fence: no need to wait and see.
+   */
+  fence(chatId: number): Promise<FakeSentMessage[]>;
+  /** Like `fence` with a notice handed to the chat's mailbox (for chats whose messages get no answer). */
+  noticeFence(chatId: number): Promise<FakeSentMessage[]>;
   close(): Promise<void>;
 }
 
@@ -60,6 +68,20 @@ export async function startTelegramKit(options: { telegram?: Record<string, unkn
     },
     waitForState: async (state, timeoutMs = 10_000) => {
       await tg.waitFor(() => transport().status().state === state, `telegram state ${state}`, timeoutMs);
+    },
+    fence: async (chatId) => {
+      const marker = `fence ${randomBytes(4).toString('hex')}`;
+      tg.pushMessage({ chatId, from: chatId, text: marker });
+      await tg.waitFor(() => tg.sentTo(chatId).some((m) => m.text.includes(marker)), `the answer to "${marker}"`);
+      const sent = tg.sentTo(chatId);
+      return sent.slice(0, sent.findIndex((m) => m.text.includes(marker)));
+    },
+    noticeFence: async (chatId) => {
+      const marker = `fence ${randomBytes(4).toString('hex')}`;
+      await t.app.chat!.delivery.notify(t.app.systemCtx('fence'), { channel: 'telegram', chatId: String(chatId), key: `fence:${marker}` }, marker);
+      await tg.waitFor(() => tg.sentTo(chatId).some((m) => m.text === marker), `the notice "${marker}"`);
+      const sent = tg.sentTo(chatId);
+      return sent.slice(0, sent.findIndex((m) => m.text === marker));
     },
     close: async () => {
       await owner.close();

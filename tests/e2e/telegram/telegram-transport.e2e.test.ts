@@ -183,19 +183,30 @@ describe('TelegramTransport', () => {
   });
 
   it('sends "typing" at once and stops refreshing it when switched off or stopped', async () => {
-    const h = harness();
+    const h = harness({ typingRefreshMs: 50 });
     await h.start();
     await polling(h);
-    const typing = () => tg.callsOf('sendChatAction').filter((c) => String(c.params.chat_id) === '901');
+    const typingIn = (chat: string) => tg.callsOf('sendChatAction').filter((c) => String(c.params.chat_id) === chat);
     await h.transport.setTyping!('901', true);
-    expect(typing()).toHaveLength(1);
-    expect(typing()[0]!.params.action).toBe('typing');
+    expect(typingIn('901')).toHaveLength(1);
+    expect(typingIn('901')[0]!.params.action).toBe('typing');
     await h.transport.setTyping!('901', false);
     await h.transport.setTyping!('902', true);
+    // 902's refreshes show the refresher running meanwhile; 901 (switched off) got none of them.
+    await tg.waitFor(() => typingIn('902').length >= 3, 'two refreshes in chat 902');
+    expect(typingIn('901')).toHaveLength(1);
     await h.transport.stop();
     expect(h.transport.status().state).toBe('STOPPED');
-    await new Promise((r) => setTimeout(r, 4300));
-    expect(typing()).toHaveLength(1);
-    expect(tg.callsOf('sendChatAction').filter((c) => String(c.params.chat_id) === '902')).toHaveLength(1);
+    const atStop = typingIn('902').length;
+
+    // A second transport with the same refresh interval as a witness: once it refreshed twice, a
+    // refresh of the stopped one would have come too.
+    const witness = harness({ typingRefreshMs: 50 });
+    await witness.start();
+    await polling(witness);
+    await witness.transport.setTyping!('903', true);
+    await tg.waitFor(() => typingIn('903').length >= 3, 'two refreshes in chat 903');
+    expect(typingIn('902')).toHaveLength(atStop);
+    await witness.transport.stop();
   });
 });

@@ -40,13 +40,16 @@ describe('session.queue_mode', () => {
       await send(owner, 'four');
       const repo = t.app.db.repo(t.app.systemCtx('test'), Message);
       await eventually(async () => (await repo.countBy({ sessionId: first.sessionId, role: MessageRole.ASSISTANT })) === 2, 15_000, 'two replies');
-      await new Promise((r) => setTimeout(r, 300));
+      // A fence: the session's turns run in order, so a turn answering two/three/four separately would come before this one's.
+      await send(owner, 'five');
+      await eventually(async () => (await repo.countBy({ sessionId: first.sessionId, role: MessageRole.ASSISTANT })) === 3, 15_000, 'the fence reply');
       const requests = model.chatRequests();
-      expect(requests).toHaveLength(2);
+      expect(requests).toHaveLength(3);
       expect(userTexts(requests[1]!.body).slice(-3)).toEqual(['two', 'three', 'four']);
+      expect(userTexts(requests[2]!.body).at(-1)).toBe('five');
       const inbound = await repo.find({ where: { sessionId: first.sessionId, role: MessageRole.USER }, order: { id: 'ASC' } });
-      expect(inbound.map((m) => m.status)).toEqual(['DONE', 'DONE', 'DONE', 'DONE']);
-      expect(new Set(inbound.slice(1).map((m) => m.turnId)).size).toBe(1);
+      expect(inbound.map((m) => m.status)).toEqual(['DONE', 'DONE', 'DONE', 'DONE', 'DONE']);
+      expect(new Set(inbound.slice(1, 4).map((m) => m.turnId)).size).toBe(1);
       await owner.close();
     } finally {
       await t.close();

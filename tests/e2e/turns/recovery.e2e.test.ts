@@ -7,6 +7,8 @@ import { ChatRecorderServer } from '../../support/fakes/chat-recorder';
 import { eventually } from '../../support/chat-helpers';
 import { Message, MessageRole, Session } from '../../../server/modules/sessions';
 import { TrustLevel } from '../../../server/common/trust';
+import { waitForQueuesIdle } from '../../support/queue-idle';
+import { QUEUES } from '../../../jobs/queues';
 
 const ROOT = path.resolve(__dirname, '../../..');
 const CHATS = 4;
@@ -113,8 +115,9 @@ describe('recovery: a worker killed with SIGKILL during turns', () => {
       60_000,
       'all replies after the restart',
     );
-    // Give a duplicate a chance to show up before checking there is none.
-    await new Promise((r) => setTimeout(r, 1500));
+    // Once no drain or delivery job is left (a stalled one from the killed worker counts as running until
+    // it is taken over), a duplicate would have shown up.
+    await waitForQueuesIdle(t, [QUEUES.turns, QUEUES.outbound('telegram')], 60_000);
 
     const messages = await repo.find({ where: { sessionId: In(sessionIds) }, order: { id: 'ASC' } });
     const inbound = messages.filter((m) => m.role === MessageRole.USER);

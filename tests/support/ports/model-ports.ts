@@ -8,6 +8,7 @@ import {
   type ModelCaller,
   type ModelCallJob,
   type ModelCallJobs,
+  type InteractiveMarks,
   type ModelCallService,
   type ModelRole,
   type ModelRouteInfo,
@@ -100,5 +101,18 @@ export class InProcessModelCallJobs implements ModelCallJobs {
         }
       }
     }
+  }
+}
+
+/** When each provider last served an interactive call, in process (the Redis marks' rule: the latest wins). */
+export class InMemoryInteractiveMarks implements InteractiveMarks {
+  private readonly at = new Map<string, number>();
+
+  async last(provider: string): Promise<number> {
+    return this.at.get(provider) ?? 0;
+  }
+
+  async mark(provider: string, at: number): Promise<void> {
+    this.at.set(provider, Math.max(at, this.at.get(provider) ?? 0));
   }
 }

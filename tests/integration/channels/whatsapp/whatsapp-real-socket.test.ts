@@ -7,6 +7,7 @@ import type { ChannelStatus } from '../../../../server/channels/channel.types';
 import { WhatsAppTransport } from '../../../../server/channels/whatsapp';
 import { createLogger } from '../../../../server/common/logger';
 import { SecretRedactor } from '../../../../server/common/secret-redactor';
+import { fakeSocketFactory } from '../../../support/fakes/fake-whatsapp-socket';
 import { LogCapture } from '../../../support/log-capture';
 
 async function waitFor(what: string, check: () => boolean, timeoutMs = 15_000): Promise<void> {
@@ -72,7 +73,15 @@ describe('WhatsAppTransport with a real Baileys socket', () => {
     await transport.stop();
     expect(transport.status().state).toBe('STOPPED');
     const seen = connections;
-    await new Promise((r) => setTimeout(r, 1000)); // past the scheduled 600 ms reconnect
+    // A witness transport (fake socket) whose first reconnect waits 600 ms, closed after the stop: once
+    // it has reconnected, the stopped transport's reconnect (600 ms, scheduled earlier) would have come.
+    const factory = fakeSocketFactory();
+    const witness = new WhatsAppTransport({ authDir: path.join(dir, 'witness', 'auth'), logger: createLogger({ redactor: new SecretRedactor(), destination: new LogCapture(), level: 'warn' }), makeSocket: factory.make, reconnectBaseMs: 600, printQr: () => undefined });
+    await witness.start(async () => undefined);
+    factory.latest().open();
+    factory.latest().close(428);
+    await waitFor('the witness to reconnect', () => factory.sockets.length === 2);
+    await witness.stop();
     expect(connections).toBe(seen);
     expect(statuses.map((s) => s.state)).toEqual(expect.arrayContaining(['STARTING', 'NEEDS_LINK', 'STOPPED']));
   });

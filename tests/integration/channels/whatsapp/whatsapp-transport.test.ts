@@ -291,7 +291,12 @@ describe('WhatsAppTransport (fake socket)', () => {
     h.sock().close(428);
     await h.transport.stop();
     expect(h.transport.status().state).toBe('STOPPED');
-    await new Promise((r) => setTimeout(r, 250));
+    // A witness with the same back-off, closed after the stop: once it has reconnected, the stopped
+    // transport's reconnect (scheduled earlier, same delay) would have happened too.
+    const witness = await startTransport({ reconnectBaseMs: 100 });
+    witness.sock().open();
+    witness.sock().close(428);
+    await waitFor('the witness to reconnect', () => witness.factory.sockets.length === 2);
     expect(h.factory.sockets).toHaveLength(1);
 
     await h.transport.start(async () => undefined); // can start again
