@@ -23,6 +23,8 @@ describe('model-calls priorities (max_concurrency 1)', () => {
     t = await startTestApp({
       config: {
         ai: { providers: { fake: { base_url: model.baseUrl, model: 'fake-model', max_concurrency: 1 } }, background_grace_ms: GRACE_MS },
+        // The summarizer calls of this test are its own; automatic exchange summaries would add more.
+        session: { summarizer_mode: 'manual' },
         log: { level: 'warn' },
       },
     });
