@@ -5,7 +5,7 @@ import type { Ctx } from '../common/ctx';
 import type { Logger } from '../common/logger';
 import type { Db } from '../persistence/db';
 import type { AgentLoop } from '../modules/agent';
-import { BeatRunner, BeatService, BeatSync, BeatTurns, createBeatTools, ResultDelivery, type BeatRunFeed, type BeatScheduler } from '../modules/beats';
+import { BeatRunner, BeatService, BeatSync, BeatTurns, createBeatTools, ResultDelivery, type BeatRunFeed, type ResultChannels, type BeatScheduler } from '../modules/beats';
 import type { NoticeSender } from '../modules/events';
 import type { SessionLifecycleService } from '../modules/sessions';
 import type { Tool } from '../modules/tools';
@@ -39,21 +39,22 @@ const SYNC_LOCK_MS = 30_000;
  * Builds the beats in two steps: `createBeatLayer` before the tools (the beat tools need the service),
  * `attachRunner` once the agent exists (task runs are agent turns).
  */
-export function createBeatLayer(deps: { config: AppConfig; logger: Logger; db: Db; users: UserService; queueEnv: QueueEnv; feedSub: Redis; clock: Clock }) {
+export function createBeatLayer(deps: { config: AppConfig; logger: Logger; db: Db; users: UserService; queueEnv: QueueEnv; feedSub: Redis; clock: Clock; channels: ResultChannels; notices: NoticeSender }) {
   const { config, db, clock } = deps;
   const scheduler = heartbeatJobs(deps.queueEnv);
   const beats = new BeatService(
-    { db, users: deps.users, scheduler, clock },
+    { db, users: deps.users, scheduler, clock, channels: deps.channels },
     { minIntervalMinutes: config.beats.min_interval_minutes, defaultTimezone: config.beats.timezone },
   );
   const feed = new RedisBeatRunFeed(deps.queueEnv.redis, deps.feedSub, deps.logger.child({ module: 'beats' }), config.redis.prefix);
   const tools = createBeatTools(beats);
   const sync = new BeatSync({ db, scheduler, clock }, { file: config.beats.default_file, defaultTimezone: config.beats.timezone });
+  const results = new ResultDelivery({ db, users: deps.users, notices: deps.notices, channels: deps.channels });
   return {
     beats,
     tools,
-    attachRunner(more: { agent: AgentLoop; lifecycle: SessionLifecycleService; notices: NoticeSender }): BeatLayer {
-      const results = new ResultDelivery({ db, users: deps.users, notices: more.notices });
+    results,
+    attachRunner(more: { agent: AgentLoop; lifecycle: SessionLifecycleService }): BeatLayer {
       const turns = new BeatTurns({ db, lifecycle: more.lifecycle, agent: more.agent });
       const runner = new BeatRunner(
         { db, beats, tasks: turns, delivery: results, scheduler, feed, clock },

@@ -54,7 +54,7 @@ import { createToolLayer, type ToolLayer } from './tool-layer';
 import { createChannelTransports } from './channel-transports';
 import { createInboundPipeline } from './inbound-layer';
 import { createBeatLayer, type BeatLayer } from './beat-layer';
-import { registerBeatCommands, ResultDelivery } from '../modules/beats';
+import { registerBeatCommands, type ResultChannels } from '../modules/beats';
 
 export interface ChatDeps {
   config: AppConfig;
@@ -182,7 +182,8 @@ export async function buildChatServices(deps: ChatDeps): Promise<ChatServices> {
     { channels, mailbox: new RedisMailbox(main, prefix, q.turn_lock_ms, liveness), jobs: outboundQueue, events, logger: logger.child({ module: 'outbound' }), metrics },
     { attempts: q.outbound_attempts },
   );
-  const beatLayer = createBeatLayer({ config, logger, db, users: deps.users, queueEnv, feedSub: beatFeedSub, clock });
+  const resultChannels: ResultChannels = { names: () => channels.all().map((t) => t.channel), readsSessionEvents: (c) => channels.get(c)?.delivery === 'session-events' };
+  const beatLayer = createBeatLayer({ config, logger, db, users: deps.users, queueEnv, feedSub: beatFeedSub, clock, channels: resultChannels, notices: delivery });
   const tools = createToolLayer({
     config,
     db,
@@ -206,7 +207,7 @@ export async function buildChatServices(deps: ChatDeps): Promise<ChatServices> {
   const jobProgressSource = new BullJobProgress(queueEnv, [QUEUES.skills]);
   const turns = new TurnService(db, turnControl, events, running, () => config.session.queue_mode);
   const webhookService = new WebhookService(db, deps.users, deps.audit);
-  const outbound = new WebhookReplies(delivery, { hooks: webhookService, results: new ResultDelivery({ db, users: deps.users, notices: delivery }) });
+  const outbound = new WebhookReplies(delivery, { hooks: webhookService, results: beatLayer.results });
   const webhookTrigger = new WebhookTrigger({
     db,
     users: deps.users,
@@ -233,7 +234,7 @@ export async function buildChatServices(deps: ChatDeps): Promise<ChatServices> {
     },
     { systemPrompt: config.ai.system_prompt, maxIterations: config.ai.max_iterations, historyMessages: config.session.history_turns * 2, estimate: estimateMessages },
   );
-  const beats = beatLayer.attachRunner({ agent, lifecycle, notices: delivery });
+  const beats = beatLayer.attachRunner({ agent, lifecycle });
   const pairing = new PairingService(db, deps.audit, deps.users, delivery);
   const commands = new SlashCommandService({
     users: deps.users,

@@ -1,3 +1,4 @@
+import type { ResultChannels } from './result-delivery';
 import { SYSTEM_CLOCK, type Clock } from '../../common/clock';
 import { access } from '../../common/access';
 import type { Ctx } from '../../common/ctx';
@@ -46,7 +47,7 @@ const NAME = /^[\p{L}\p{N}][\p{L}\p{N} _.:-]{0,99}$/u;
  */
 export class BeatService {
   constructor(
-    private readonly deps: { db: Db; users: UserService; scheduler: BeatScheduler; clock?: Clock },
+    private readonly deps: { db: Db; users: UserService; scheduler: BeatScheduler; channels: ResultChannels; clock?: Clock },
     private readonly options: BeatServiceOptions,
   ) {}
 
@@ -180,7 +181,7 @@ export class BeatService {
   private async checkTarget(ctx: Ctx, userId: string, channel: string | null, chatId: string | null): Promise<void> {
     if (!channel || !chatId || access.seesEveryone(ctx)) return;
     const [identities = []] = await this.deps.users.identitiesOf(ctx, [userId]);
-    const own = identities.some((i) => i.channel === channel && i.handle === chatId) || ((channel === 'web' || channel === 'tui') && chatId === userId);
+    const own = identities.some((i) => i.channel === channel && i.handle === chatId) || (this.deps.channels.readsSessionEvents(channel) && chatId === userId);
     if (!own) throw new ForbiddenError(`The chat ${channel}:${chatId} is not one of your own; delivering beats to other chats needs ADMIN trust. Leave the target out to use your principal chat.`);
   }
 

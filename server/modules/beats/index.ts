@@ -10,4 +10,4 @@ export { registerBeatCommands } from './beat-commands';
 export { readDefaultBeats, type DefaultBeat, type DefaultBeatsFile } from './beat-defaults';
 export { checkCron, checkFrequency, checkTimeZone, isTimeZone, nextCronRuns, previewRuns } from './beat-schedule';
 export { NO_FEED, type BeatRunEvent, type BeatRunFeed, type BeatScheduler, type BeatScheduleSpec, type BeatTaskResult, type BeatTaskRunner } from './beat.ports';
-export { ResultDelivery, type ResultDeliveryRequest, type ResultTarget } from './result-delivery';
+export { ResultDelivery, type ResultChannels, type ResultDeliveryRequest, type ResultTarget } from './result-delivery';

@@ -19,10 +19,13 @@ export interface ResultDeliveryRequest {
   text: string;
 }
 
-/** Channels whose clients read the session event stream; a result goes to the user's session there. */
-const SESSION_CHANNELS = new Set(['web', 'tui']);
-/** Which identity is a user's principal chat, best first. */
-const PRINCIPAL_ORDER = ['telegram', 'whatsapp', 'web', 'tui'];
+/** Port: the channels of this deployment, as the channel registry knows them. */
+export interface ResultChannels {
+  /** Channel names, platforms first: the order in which a user's principal chat is looked for. */
+  names(): readonly string[];
+  /** The channel's clients read the session event stream (web, TUI): a result goes to the user's session there. */
+  readsSessionEvents(channel: string): boolean;
+}
 
 /**
  * Delivers the result of work the server did on its own (a beat's run, a webhook's turn) to a target
@@ -31,23 +34,27 @@ const PRINCIPAL_ORDER = ['telegram', 'whatsapp', 'web', 'tui'];
  * TUI) session, where the result arrives as a notice.
  */
 export class ResultDelivery {
-  constructor(private readonly deps: { db: Db; users: Pick<UserService, 'identitiesOf'>; notices: NoticeSender }) {}
+  constructor(private readonly deps: { db: Db; users: Pick<UserService, 'identitiesOf'>; notices: NoticeSender; channels: ResultChannels }) {}
 
   /** The user's principal chat, or null when they have none to reach. */
   async principalChat(ctx: Ctx, userId: string): Promise<ResultTarget | null> {
+    const { channels } = this.deps;
     const [identities = []] = await this.deps.users.identitiesOf(ctx, [userId]);
-    for (const channel of PRINCIPAL_ORDER) {
+    for (const channel of channels.names()) {
       const identity = identities.find((i) => i.channel === channel);
-      if (identity) return { channel, chatId: SESSION_CHANNELS.has(channel) ? userId : identity.handle };
+      if (identity) return { channel, chatId: channels.readsSessionEvents(channel) ? userId : identity.handle };
     }
-    return (await this.activeSession(ctx, `web:${userId}`)) ? { channel: 'web', chatId: userId } : null;
+    for (const channel of channels.names().filter((c) => channels.readsSessionEvents(c))) {
+      if (await this.activeSession(ctx, `${channel}:${userId}`)) return { channel, chatId: userId };
+    }
+    return null;
   }
 
   /** Hands the text to the target (or the principal chat); returns where it went, null when nowhere. */
   async deliver(ctx: Ctx, req: ResultDeliveryRequest): Promise<ResultTarget | null> {
     const target = req.target ?? (req.userId ? await this.principalChat(ctx, req.userId) : null);
     if (!target) return null;
-    if (SESSION_CHANNELS.has(target.channel)) {
+    if (this.deps.channels.readsSessionEvents(target.channel)) {
       const session = await this.activeSession(ctx, `${target.channel}:${target.chatId}`);
       if (!session) return null;
       await this.deps.notices.notify(ctx, { channel: target.channel, chatId: null, key: req.key, sessionId: session.id }, req.text);

@@ -4,14 +4,14 @@ import { ConflictError, ForbiddenError, NotFoundError, UserInputError } from '..
 import { TrustLevel, trustAtLeast } from '../../common/trust';
 import type { Db } from '../../persistence/db';
 import type { AuditService } from '../audit';
-import type { UserService } from '../users';
+import { CHANNELS, type UserService } from '../users';
 import { Webhook } from './webhook.entity';
 import { generateWebhookSecret, hashWebhookSecret } from './webhook-secret';
 
 /** Webhook names: the last part of `/hooks/<name>`. */
 export const WEBHOOK_NAME = /^[a-z0-9][a-z0-9_-]{0,63}$/;
 /** Channels a result may be sent to. */
-const TARGET_CHANNELS = ['telegram', 'whatsapp', 'web', 'tui'];
+const TARGET_CHANNELS: readonly string[] = CHANNELS;
 
 export interface CreateWebhookInput {
   name: string;
