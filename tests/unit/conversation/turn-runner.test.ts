@@ -66,14 +66,14 @@ beforeAll(async () => {
 });
 afterAll(() => world.close());
 
-function setup(mode: QueueMode = 'followup', chores: SessionChores[] = []) {
+function setup(mode: QueueMode = 'followup', chores: SessionChores[] = [], turnsPerDrain?: number) {
   const scheduler = inProcessTurnScheduler();
   const events = new InMemorySessionEvents();
   const running = new RunningTurns();
   let queueMode = mode;
   const turns = new TurnService(world.db, scheduler.control, events, running, () => queueMode);
   const executor = new AnsweringExecutor(world, scheduler.locks);
-  const runner = new TurnRunner(turns, executor, scheduler.locks, chores);
+  const runner = new TurnRunner(turns, executor, scheduler.locks, chores, turnsPerDrain);
   return { ...scheduler, events, running, turns, executor, runner, setMode: (m: QueueMode) => (queueMode = m) };
 }
 
@@ -84,26 +84,36 @@ function freshSession(): Promise<Session> {
 const never = () => new AbortController().signal;
 
 describe('TurnRunner', () => {
-  it('answers pending messages oldest first, one turn each, under the lock, then releases it', async () => {
+  it('answers the oldest pending message per drain, under the lock, and says when more wait', async () => {
     const t = setup();
     const session = await freshSession();
     for (const text of ['one', 'two', 'three']) await t.turns.submit(world.as(ada), session, { text });
     expect(t.jobs.take().map((j) => j.sessionId)).toEqual([session.id, session.id, session.id]);
 
-    const outcome = await t.runner.drain(world.system(), session.id, never());
-
-    expect(outcome).toEqual({ status: 'done', turns: 3 });
-    expect(t.executor.batches).toEqual([['one'], ['two'], ['three']]);
+    expect(await t.runner.drain(world.system(), session.id, never())).toEqual({ status: 'done', turns: 1, more: true });
+    expect(t.executor.batches).toEqual([['one']]);
     expect(t.locks.log).toEqual([`+${session.id}`, `-${session.id}`]);
     expect(await t.locks.isHeld(session.id)).toBe(false);
+    expect(await t.runner.drain(world.system(), session.id, never())).toEqual({ status: 'done', turns: 1, more: true });
+    expect(await t.runner.drain(world.system(), session.id, never())).toEqual({ status: 'done', turns: 1, more: false });
+    expect(t.executor.batches).toEqual([['one'], ['two'], ['three']]);
     expect(await t.turns.pending(world.system(), session.id)).toEqual([]);
+  });
+
+  it('with a larger turnsPerDrain, answers that many in one hold of the lock, oldest first', async () => {
+    const t = setup('followup', [], 10);
+    const session = await freshSession();
+    for (const text of ['one', 'two', 'three']) await t.turns.submit(world.as(ada), session, { text });
+    expect(await t.runner.drain(world.system(), session.id, never())).toEqual({ status: 'done', turns: 3, more: false });
+    expect(t.executor.batches).toEqual([['one'], ['two'], ['three']]);
+    expect(t.locks.log).toEqual([`+${session.id}`, `-${session.id}`]);
   });
 
   it('answers everything waiting as one turn in collect mode', async () => {
     const t = setup('collect');
     const session = await freshSession();
     for (const text of ['a', 'b']) await t.turns.submit(world.as(ada), session, { text });
-    expect(await t.runner.drain(world.system(), session.id, never())).toEqual({ status: 'done', turns: 1 });
+    expect(await t.runner.drain(world.system(), session.id, never())).toEqual({ status: 'done', turns: 1, more: false });
     expect(t.executor.batches).toEqual([['a', 'b']]);
   });
 
@@ -115,7 +125,7 @@ describe('TurnRunner', () => {
     expect(await t.runner.drain(world.system(), session.id, never())).toEqual({ status: 'busy' });
     expect(t.executor.batches).toEqual([]);
     await other!.release();
-    expect(await t.runner.drain(world.system(), session.id, never())).toEqual({ status: 'done', turns: 1 });
+    expect(await t.runner.drain(world.system(), session.id, never())).toEqual({ status: 'done', turns: 1, more: false });
   });
 
   it('releases the lock when a turn throws', async () => {
@@ -127,7 +137,7 @@ describe('TurnRunner', () => {
     expect(await t.locks.isHeld(session.id)).toBe(false);
   });
 
-  it('a requested abort reaches the running turn through the bus; the drain goes on with the next message', async () => {
+  it('a requested abort reaches the running turn through the bus; the next drain answers the next message', async () => {
     const t = setup();
     const stop = await t.control.listen(t.running);
     const session = await freshSession();
@@ -139,8 +149,9 @@ describe('TurnRunner', () => {
     expect(await t.control.isRunning(session.id)).toBe(true);
 
     expect(await t.control.requestAbort(session.id, '/stop')).toBe(true);
-    expect(await drained).toEqual({ status: 'done', turns: 2 });
+    expect(await drained).toEqual({ status: 'done', turns: 1, more: true });
     expect(t.executor.signals[0]!.reason).toEqual(new TurnAbortedError('/stop'));
+    expect(await t.runner.drain(world.system(), session.id, never())).toEqual({ status: 'done', turns: 1, more: false });
     expect(t.executor.signals[1]!.aborted).toBe(false);
     expect(t.aborts.published).toEqual([{ sessionId: session.id, reason: '/stop', beforeMessageId: undefined }]);
     expect(t.executor.batches).toEqual([['long task'], ['after']]);
@@ -159,17 +170,19 @@ describe('TurnRunner', () => {
     const held = t.executor.hold();
     const drained = t.runner.drain(world.system(), session.id, never());
     await held.started;
-    const second = t.executor.hold();
     await t.turns.submit(world.as(ada), session, { text: 'never mind, this' });
-    await second.started;
+    expect(await drained).toEqual({ status: 'done', turns: 1, more: true });
     expect(t.executor.signals[0]!.reason).toEqual(new TurnAbortedError('a newer message arrived'));
+    const second = t.executor.hold();
+    const next = t.runner.drain(world.system(), session.id, never());
+    await second.started;
     const request = t.aborts.published.at(-1)!;
     expect(request.beforeMessageId).toBeDefined();
     // The same request again (e.g. redelivered) does not abort the turn answering that message.
     await t.aborts.publish(request);
     expect(t.executor.signals[1]!.aborted).toBe(false);
     second.release();
-    expect(await drained).toEqual({ status: 'done', turns: 2 });
+    expect(await next).toEqual({ status: 'done', turns: 1, more: false });
     expect(t.executor.batches).toEqual([['old question'], ['never mind, this']]);
     await stop();
   });
@@ -192,7 +205,7 @@ describe('TurnRunner', () => {
     ]);
   });
 
-  it('runs the chores after the drain while still holding the lock; not when the lock was lost', async () => {
+  it('runs the chores once the session is drained, still holding the lock; not when the lock was lost', async () => {
     const seen: Array<{ sessionId: string; held: boolean; pending: number }> = [];
     const chores: SessionChores[] = [];
     const t = setup('followup', chores);
@@ -200,7 +213,10 @@ describe('TurnRunner', () => {
       afterDrain: async (ctx, sessionId) => void seen.push({ sessionId, held: await t.locks.isHeld(sessionId), pending: (await t.turns.pending(ctx, sessionId)).length }),
     });
     const session = await freshSession();
-    await t.turns.submit(world.as(ada), session, { text: 'hi' });
+    for (const text of ['hi', 'there']) await t.turns.submit(world.as(ada), session, { text });
+    // Not while messages still wait: the chores run once the session is drained.
+    expect(await t.runner.drain(world.system(), session.id, never())).toMatchObject({ more: true });
+    expect(seen).toEqual([]);
     await t.runner.drain(world.system(), session.id, never());
     expect(seen).toEqual([{ sessionId: session.id, held: true, pending: 0 }]);
 
@@ -210,13 +226,13 @@ describe('TurnRunner', () => {
     await held.started;
     t.locks.loseLock(session.id);
     held.release();
-    expect(await drained).toEqual({ status: 'done', turns: 1 });
+    expect(await drained).toEqual({ status: 'done', turns: 1, more: false });
     expect(seen).toHaveLength(1);
   });
 
   it('has nothing to drain for a session that does not exist', async () => {
     const t = setup();
-    expect(await t.runner.drain(world.system(), 'no-such-session', never())).toEqual({ status: 'done', turns: 0 });
+    expect(await t.runner.drain(world.system(), 'no-such-session', never())).toEqual({ status: 'done', turns: 0, more: false });
     expect(t.executor.batches).toEqual([]);
   });
 });
