@@ -1,5 +1,6 @@
 import { CronExpressionParser } from 'cron-parser';
 import { UserInputError } from '../../common/errors';
+import { isTimeZone } from '../../common/time-zone';
 
 /** How a beat is scheduled: a cron expression in a time zone, or once at a time. */
 export type BeatTiming = { cron: string; timezone: string; at?: null } | { cron?: null; timezone: string; at: Date };
@@ -7,16 +8,6 @@ export type BeatTiming = { cron: string; timezone: string; at?: null } | { cron?
 const CRON_HELP =
   'Use 5 fields "minute hour day-of-month month day-of-week" (e.g. "0 7 * * *" = 07:00 every day, "30 8 * * 1-5" = 08:30 on weekdays), ' +
   'or 6 with seconds first.';
-
-/** Whether `tz` is an IANA time zone this runtime knows (e.g. Europe/Berlin). */
-export function isTimeZone(tz: string): boolean {
-  try {
-    new Intl.DateTimeFormat('en-US', { timeZone: tz });
-    return true;
-  } catch {
-    return false;
-  }
-}
 
 /** Throws a BAD_USER_INPUT error naming the time zone and how to fix it. */
 export function checkTimeZone(tz: string): void {

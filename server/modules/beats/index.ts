@@ -8,6 +8,6 @@ export { BeatTurns, BEAT_TOOL_NAMES, HEARTBEAT_TURN } from './beat-turns';
 export { createBeatTools, describeBeat } from './beat-tools';
 export { registerBeatCommands } from './beat-commands';
 export { readDefaultBeats, type DefaultBeat, type DefaultBeatsFile } from './beat-defaults';
-export { checkCron, checkFrequency, checkTimeZone, isTimeZone, nextCronRuns, previewRuns } from './beat-schedule';
+export { checkCron, checkFrequency, checkTimeZone, nextCronRuns, previewRuns } from './beat-schedule';
 export { NO_FEED, type BeatRunEvent, type BeatRunFeed, type BeatScheduler, type BeatScheduleSpec, type BeatTaskResult, type BeatTaskRunner } from './beat.ports';
 export { ResultDelivery, type ResultChannels, type ResultDeliveryRequest, type ResultTarget } from './result-delivery';

@@ -1,23 +1,15 @@
 import { z } from 'zod';
+import { isTimeZone } from '../../../common/time-zone';
 import { TrustLevel } from '../../../common/trust';
 import { defineTool, type Tool } from '../tool';
 
-/** True when `tz` is an IANA time zone this runtime knows. */
-export function isValidTimeZone(tz: string): boolean {
-  try {
-    new Intl.DateTimeFormat('en-US', { timeZone: tz });
-    return true;
-  } catch {
-    return false;
-  }
-}
 
 const schema = z
   .object({
     timezone: z
       .string()
       .max(64)
-      .refine(isValidTimeZone, 'must be an IANA time zone such as Europe/Berlin or America/New_York')
+      .refine(isTimeZone, 'must be an IANA time zone such as Europe/Berlin or America/New_York')
       .optional()
       .describe('IANA time zone, e.g. Europe/Berlin. Defaults to the server time zone.'),
   })

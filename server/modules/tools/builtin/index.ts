@@ -52,7 +52,7 @@ export function createBuiltinTools(deps: BuiltinToolDeps): Tool[] {
   return list;
 }
 
-export { createCurrentTimeTool, isValidTimeZone } from './current-time.tool';
+export { createCurrentTimeTool } from './current-time.tool';
 export { createHttpRequestTool, MAX_REDIRECTS, type HttpRequestToolOptions } from './http-request.tool';
 export { createWebSearchTool, type WebSearchToolOptions } from './web-search.tool';
 export { createSendMessageTool, type SendMessageToolOptions } from './send-message.tool';
