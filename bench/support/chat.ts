@@ -103,7 +103,7 @@ export class ChatSession {
   }
 
   /** Sends `text` and resolves when its turn finished. */
-  async turn(text: string, timeoutMs = 60_000): Promise<TurnTiming> {
+  async turn(text: string, timeoutMs = 180_000): Promise<TurnTiming> {
     if (this.pending) throw new Error('one turn at a time');
     const sentAt = now();
     let resolve!: (r: TurnTiming) => void;
