@@ -24,7 +24,7 @@ export async function chatBench(b: BenchContext): Promise<void> {
     // --- floors of this run
     const floorHttp1 = await httpFloor(1, quick ? 1000 : 3000);
     results.floor('http c=1', floorHttp1);
-    const floorBull = await bullmqFloor(quick ? 200 : 1000);
+    const floorBull = await bullmqFloor(quick ? 100 : 1000);
     results.floor('bullmq job round trip', floorBull);
     const floorSql = sqliteTurnFloor(quick ? 500 : 3000);
     results.floor('sqlite writes of a turn', floorSql);
@@ -42,7 +42,7 @@ export async function chatBench(b: BenchContext): Promise<void> {
 
     // --- 1 session
     const one = sessions[0]!;
-    for (let i = 0; i < 10; i++) await one.turn(`warm up ${i}`);
+    for (let i = 0; i < (quick ? 5 : 10); i++) await one.turn(`warm up ${i}`);
     const timings = [];
     for (let i = 0; i < (quick ? 40 : 400); i++) timings.push(await one.turn(`hello number ${i}`));
     const lat = summarize(timings.map((t) => t.totalMs));
@@ -61,7 +61,8 @@ export async function chatBench(b: BenchContext): Promise<void> {
     let turnsDone = 10 + timings.length + 2;
     for (const n of [10, 50]) {
       const group = sessions.slice(0, n);
-      const limit = n === 50 && !quick ? { count: 3000 } : { durationMs: quick ? 2000 : 15_000 };
+      // 3000 turns at 50 sessions, or 60 s when the machine cannot do that in time.
+      const limit = n === 50 && !quick ? { count: 3000, durationMs: 60_000 } : { durationMs: quick ? 2000 : 15_000 };
       const r = await closedLoop(n, limit, async (l, it) => void (await group[l]!.turn(`load ${n} ${it}`)));
       turnsDone += r.latencies.length;
       const s = summarize(r.latencies);

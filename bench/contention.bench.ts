@@ -12,9 +12,9 @@ import { summarize } from './support/stats';
 
 const SEARCH = `query($q: String!) { searchMemories(query: $q, limit: 10) { score memory { id } } }`;
 
-/** Turn latency of one user while another user searches 100k memories (quick: 5k) of 768 dims over GraphQL. */
+/** Turn latency of one user while another user searches 100k memories (quick: 2k) of 768 dims over GraphQL. */
 export async function contentionBench(b: BenchContext): Promise<void> {
-  const size = b.quick ? 5_000 : 100_000;
+  const size = b.quick ? 2_000 : 100_000;
   const dims = 768;
   const model = await FakeOpenAIServer.start({ chunks: 3, embeddingDimension: dims });
   const dataDir = BenchServer.newDataDir();
@@ -33,7 +33,7 @@ export async function contentionBench(b: BenchContext): Promise<void> {
     chat = new ChatSession(http, server.url, talker!.token);
     await chat.open();
     for (let i = 0; i < 5; i++) await chat.turn(`warm ${i}`);
-    const turns = b.quick ? 15 : 150;
+    const turns = b.quick ? 10 : 150;
     const alone: number[] = [];
     for (let i = 0; i < turns; i++) alone.push((await chat.turn(`alone ${i}`)).totalMs);
     let searching = true;

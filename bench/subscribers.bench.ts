@@ -9,9 +9,9 @@ import { summarize } from './support/stats';
 
 const DELTAS = `subscription Ev($sessionId: ID!) { sessionEvents(sessionId: $sessionId) { __typename ... on ReplyDelta { seq text } } }`;
 
-/** 1000 graphql-ws subscribers of one session while a turn streams 200 deltas: order and fan-out lag. */
+/** 1000 (quick: 200) graphql-ws subscribers of one session while a turn streams 200 deltas: order and fan-out lag. */
 export async function subscribersBench(b: BenchContext): Promise<void> {
-  const subscribers = 1000;
+  const subscribers = b.quick ? 200 : 1000;
   const model = await FakeOpenAIServer.start({ chunks: 3 });
   const server = await BenchServer.start({ config: modelConfig(model), cpuProfDir: b.cpuProfDir });
   const http = new HttpClient(server.url, 4);

@@ -52,7 +52,10 @@ export class ChatSession {
   private ws: Client | null = null;
   private unsubscribe: (() => void) | null = null;
   private pending: Pending | null = null;
+  /** TurnStarted (message id → turn id) and TurnFinished (turn id → status) seen before sendMessage answered. */
   private readonly early = new Map<string, string>();
+  private readonly finishedEarly = new Map<string, { at: number; status: string; firstDeltaAt: number | null }>();
+  private readonly deltaAt = new Map<string, number>();
 
   constructor(
     private readonly http: HttpClient,
@@ -86,7 +89,12 @@ export class ChatSession {
       else for (const id of ev.messageIds ?? []) this.early.set(id, ev.turnId!);
       return;
     }
-    if (!p || !p.turnId || ev.turnId !== p.turnId) return;
+    if (!p || !p.turnId || ev.turnId !== p.turnId) {
+      // A fast turn can finish before sendMessage answered with the message id.
+      if (ev.__typename === 'ReplyDelta' && ev.turnId && !this.deltaAt.has(ev.turnId)) this.deltaAt.set(ev.turnId, now());
+      if (ev.__typename === 'TurnFinished' && ev.turnId) this.finishedEarly.set(ev.turnId, { at: now(), status: ev.status!, firstDeltaAt: this.deltaAt.get(ev.turnId) ?? null });
+      return;
+    }
     if (ev.__typename === 'ReplyDelta' && p.firstDeltaAt === null) p.firstDeltaAt = now();
     if (ev.__typename === 'TurnFinished') {
       this.pending = null;
@@ -95,7 +103,7 @@ export class ChatSession {
   }
 
   /** Sends `text` and resolves when its turn finished. */
-  async turn(text: string, timeoutMs = 60_000): Promise<TurnTiming> {
+  async turn(text: string, timeoutMs = 180_000): Promise<TurnTiming> {
     if (this.pending) throw new Error('one turn at a time');
     const sentAt = now();
     let resolve!: (r: TurnTiming) => void;
@@ -107,6 +115,15 @@ export class ChatSession {
     pending.messageId = r.sendMessage.messageId;
     pending.turnId = this.early.get(pending.messageId) ?? null;
     this.early.delete(pending.messageId);
+    const finished = pending.turnId ? this.finishedEarly.get(pending.turnId) : undefined;
+    if (finished) {
+      this.pending = null;
+      this.finishedEarly.clear();
+      this.deltaAt.clear();
+      return { totalMs: finished.at - sentAt, firstDeltaMs: finished.firstDeltaAt === null ? null : finished.firstDeltaAt - sentAt, status: finished.status };
+    }
+    if (pending.turnId && this.deltaAt.has(pending.turnId)) pending.firstDeltaAt = this.deltaAt.get(pending.turnId)!;
+    this.deltaAt.clear();
     const timer = setTimeout(() => reject(new Error(`turn timed out after ${timeoutMs} ms`)), timeoutMs);
     try {
       return await done;

@@ -47,6 +47,8 @@ class Params {
 const CHUNK = 400;
 /** Candidates of the coarse (binary code) step of vector search, re-ranked by exact cosine. */
 const COARSE_CANDIDATES = 400;
+/** Keyword matches ranked by FTS5 alone per candidate wanted, before the visibility filter. */
+const KEYWORD_OVERSAMPLE = 4;
 /** Items per multi-row INSERT of an upsert (9 parameters each). */
 const UPSERT_ROWS = 200;
 
@@ -358,11 +360,24 @@ export class SqlMemoryStore implements MemoryStore {
       )) as IndexRow[];
     }
     const match = terms.map((t) => `"${t}"`).join(' OR ');
+    // Bounded first: FTS5 ranks on its own (no join per match) and only the best few are joined and
+    // filtered. When filtering leaves too few (most of the best belong to others), the exact query runs.
+    const inner = limit * KEYWORD_OVERSAMPLE;
+    const bounded = (await this.query(
+      ctx,
+      `SELECT i.* FROM (SELECT rowid, rank FROM memory_fts WHERE memory_fts MATCH ${p.add(match)} ORDER BY rank LIMIT ${inner}) f ` +
+        `JOIN memory_index i ON i.seq = f.rowid WHERE ${this.filterSql(p, options)} ORDER BY f.rank LIMIT ${limit}`,
+      p.values,
+    )) as IndexRow[];
+    if (bounded.length >= limit) return bounded;
+    const [{ n }] = (await this.query(ctx, `SELECT COUNT(*) AS n FROM (SELECT rowid FROM memory_fts WHERE memory_fts MATCH ? LIMIT ${inner})`, [match])) as Array<{ n: number }>;
+    if (Number(n) < inner) return bounded; // every match was looked at
+    const q = new Params(false);
     return (await this.query(
       ctx,
-      `SELECT i.* FROM memory_fts JOIN memory_index i ON i.seq = memory_fts.rowid WHERE memory_fts MATCH ${p.add(match)} AND ${this.filterSql(p, options)} ` +
+      `SELECT i.* FROM memory_fts JOIN memory_index i ON i.seq = memory_fts.rowid WHERE memory_fts MATCH ${q.add(match)} AND ${this.filterSql(q, options)} ` +
         `ORDER BY bm25(memory_fts) LIMIT ${limit}`,
-      p.values,
+      q.values,
     )) as IndexRow[];
   }
 
