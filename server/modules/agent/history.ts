@@ -69,6 +69,17 @@ export function toChatMessages(rows: Message[], images: Map<string, Image[]>, op
   return { summary, messages: out };
 }
 
+/**
+ * Where the history window starts among `count` messages: it holds at most `limit` of the latest, and its
+ * start moves in steps of half the limit rather than by one message each turn, so consecutive prompts of a
+ * session share their prefix (prompt caching) except when the window steps forward.
+ */
+export function windowStart(count: number, limit: number): number {
+  if (count <= limit) return 0;
+  const step = Math.max(1, Math.floor(limit / 2));
+  return Math.ceil((count - limit) / step) * step;
+}
+
 /** Loads the recent history of a session up to the last message of the running turn. */
 export async function loadHistory(
   db: Db,
@@ -78,11 +89,9 @@ export async function loadHistory(
   opts: HistoryOptions,
 ): Promise<LoadedHistory> {
   const lastId = batch[batch.length - 1]!.id;
-  const rows = await db.repo(ctx, Message).find({
-    where: { sessionId, id: LessThanOrEqual(lastId), status: Not(In([MessageStatus.QUEUED, MessageStatus.FAILED])) },
-    order: { id: 'DESC' },
-    take: opts.limit,
-  });
+  const where = { sessionId, id: LessThanOrEqual(lastId), status: Not(In([MessageStatus.QUEUED, MessageStatus.FAILED])) };
+  const repo = db.repo(ctx, Message);
+  const rows = await repo.find({ where, order: { id: 'ASC' }, skip: windowStart(await repo.countBy(where), opts.limit), take: opts.limit });
   // Messages of the running turn are PROCESSING; make sure they are all in, even past the limit.
   const ids = new Set(rows.map((r) => r.id));
   for (const m of batch) if (!ids.has(m.id)) rows.push(m);
