@@ -14,6 +14,8 @@ export interface QueueEnv {
   lockMs: number;
   stalledIntervalMs: number;
   logger: Logger;
+  /** Told about every failed job attempt (metrics). */
+  onJobFailed?: (queue: string) => void;
 }
 
 /** Connection-level errors (Redis down or restarting): the Redis clients already log those, once. */
@@ -57,6 +59,7 @@ export async function makeWorker<N extends JobName>(
     },
   );
   logQueueErrors(worker, env.logger, queue);
+  if (env.onJobFailed) worker.on('failed', () => env.onJobFailed!(queue));
   await worker.waitUntilReady();
   return worker;
 }

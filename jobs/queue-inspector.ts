@@ -3,9 +3,9 @@ import type { Redis } from 'ioredis';
 import { JOB_STATES, type JobState, type QueueInspector, type QueueJobInfo } from '../server/modules/queues';
 import { QUEUES } from './queues';
 
-/** The queues of a deployment: the fixed ones plus one model-calls queue per provider. */
-export function queueNames(providers: readonly string[]): string[] {
-  return [QUEUES.turns, QUEUES.outbound, QUEUES.summarizer, QUEUES.maintenance, ...providers.map((p) => QUEUES.modelCalls(p))];
+/** The queues of a deployment: the fixed ones plus one outbound queue per platform channel and one model-calls queue per provider. */
+export function queueNames(providers: readonly string[], channels: readonly string[] = []): string[] {
+  return [QUEUES.turns, ...channels.map((c) => QUEUES.outbound(c)), QUEUES.summarizer, QUEUES.maintenance, QUEUES.heartbeat, QUEUES.skills, ...providers.map((p) => QUEUES.modelCalls(p))];
 }
 
 /** BullMQ's getters behind the `QueueInspector` port (read-only Queue objects on a shared connection). */

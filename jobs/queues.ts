@@ -1,13 +1,19 @@
 import type { SerializedCtx } from '../server/common/ctx';
 import type { HousekeepingResult } from '../server/modules/maintenance';
 import type { ChatResult, ModelCallInput } from '../server/modules/models';
+import type { SkillSyncReport } from '../server/modules/skills';
 
-/** Queue names (BullMQ). Model calls get one queue per provider: `model-calls.<provider>`. */
+/**
+ * Queue names (BullMQ). Model calls get one queue per provider (`model-calls.<provider>`), deliveries one
+ * per platform channel (`outbound.<channel>`), served by the process that holds the channel.
+ */
 export const QUEUES = {
   turns: 'turns',
-  outbound: 'outbound',
+  outbound: (channel: string) => `outbound.${channel}`,
   summarizer: 'summarizer',
   maintenance: 'maintenance',
+  heartbeat: 'heartbeat',
+  skills: 'skills',
   modelCalls: (provider: string) => `model-calls.${provider}`,
 } as const;
 
@@ -29,10 +35,20 @@ export interface JobMap {
     data: { ctx: SerializedCtx; sessionId: string; userMessageIds: string[]; replyMessageId: string };
     result: { memories: number };
   };
+  'beat.run': {
+    /** One tick of a beat's schedule (or its one-shot time `at`, ms epoch); the job id is the tick. */
+    data: { beatId: string; at?: number };
+    result: { runId: string | null };
+  };
   'maintenance.run': {
     /** Retention of archived sessions, overdue tool approvals. */
     data: Record<string, never>;
     result: HousekeepingResult;
+  };
+  'skills.sync': {
+    /** Mirrors the skills folder into `learned_skills` (GraphQL `syncSkills`); progress: `{ done, total }`. */
+    data: { ctx: SerializedCtx };
+    result: SkillSyncReport;
   };
 }
 

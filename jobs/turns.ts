@@ -4,8 +4,12 @@ import type { TurnJobs, TurnRunner } from '../server/modules/conversation';
 import { delayJob, makeQueue, makeWorker, type QueueEnv } from './bull';
 import { QUEUES, type JobData } from './queues';
 
-/** How long a drain job that found its session busy waits before it tries again. */
-const BUSY_RETRY_MS = 250;
+/**
+ * How long a drain job that found its session busy waits before it looks again. The holder itself
+ * schedules the session again when messages are left after its drain, so this is only the safety net
+ * for a holder that died.
+ */
+const BUSY_RETRY_MS = 2000;
 
 /** Producer: one `turn.drain` job per inbound message (the mailbox itself is the database). */
 export function turnJobs(env: QueueEnv): TurnJobs & { close(): Promise<void> } {
@@ -19,17 +23,28 @@ export function turnJobs(env: QueueEnv): TurnJobs & { close(): Promise<void> } {
   };
 }
 
-/** Worker: drains the job's session; a busy session is tried again shortly. */
-export function startTurnWorker(env: QueueEnv, runner: TurnRunner, concurrency: number): Promise<Worker> {
-  return makeWorker<'turn.drain'>(
+/**
+ * Worker: drains the job's session; a session with messages left goes to the back of the queue (a new
+ * job), so sessions take turns; a busy session is looked at again later.
+ */
+export async function startTurnWorker(env: QueueEnv, runner: TurnRunner, concurrency: number): Promise<Worker> {
+  const again = turnJobs(env);
+  const worker = await makeWorker<'turn.drain'>(
     env,
     QUEUES.turns,
     async (job, token, signal) => {
       const ctx = Ctx.deserialize(job.data.ctx, env.logger, signal);
       const outcome = await runner.drain(ctx, job.data.sessionId, signal);
       if (outcome.status === 'busy') return delayJob(job, token, Date.now() + BUSY_RETRY_MS);
+      if (outcome.more) await again.schedule(job.data.sessionId, '');
       return { turns: outcome.turns };
     },
     { concurrency, maxStalledCount: 10 },
   );
+  const close = worker.close.bind(worker);
+  worker.close = async (force?: boolean) => {
+    await close(force);
+    await again.close();
+  };
+  return worker;
 }

@@ -30,7 +30,9 @@ import { startChatChannels, startChatWorkers } from './composition/chat-workers'
 import { MemoryLayer } from './composition/memory-layer';
 import { ROLES, type Role } from './composition/roles';
 import { startHttpServer, type RunningHttpServer } from './http/http-server';
+import { startOpsServer } from './http/ops-server';
 import { QueueService } from './modules/queues';
+import { metricsAccess, PromMetrics } from './metrics';
 import { BullQueueInspector, queueNames } from '../jobs/queue-inspector';
 
 export interface AppOptions {
@@ -77,6 +79,8 @@ export class App {
     readonly chat: ChatServices | null,
     readonly appliedMigrations: string[],
     private readonly stack: DisposableStack,
+    /** This process's Prometheus registry (served at /metrics when `metrics.enabled`). */
+    readonly metrics: PromMetrics,
   ) {}
 
   static async create(options: AppOptions): Promise<App> {
@@ -85,6 +89,7 @@ export class App {
     registerConfigSecrets(redactor, config);
     const logger = createLogger({ level: config.log.level, destination: options.logDestination, redactor });
     const stack = new DisposableStack();
+    const metrics = new PromMetrics();
     try {
       const { dataSource, applied } = await openDatabase(config, ENTITIES);
       stack.add('database', () => dataSource.destroy());
@@ -141,11 +146,12 @@ export class App {
           memories: services.memories,
           memory,
           clock: options.clock,
+          metrics,
         });
         const built = chat;
         stack.add('chat services', () => built.close());
       }
-      return new App(config, logger, redactor, dataSource, db, redis, services, chat, applied, stack);
+      return new App(config, logger, redactor, dataSource, db, redis, services, chat, applied, stack, metrics);
     } catch (err) {
       await stack.dispose(() => undefined);
       throw err;
@@ -163,6 +169,24 @@ export class App {
     return this.http.url;
   }
 
+  private inspector: BullQueueInspector | null = null;
+
+  /** Read-only view of this deployment's queues (admin queue pages, queue-depth metrics). */
+  private queueInspector(chat: ChatServices): BullQueueInspector {
+    this.inspector ??= new BullQueueInspector(
+      this.redis!.create('queue-inspector'),
+      `${this.config.redis.prefix}:bull`,
+      queueNames(
+        chat.router.providers().map((p) => p.name),
+        chat.channels
+          .all()
+          .filter((t) => t.delivery !== 'session-events')
+          .map((t) => t.channel),
+      ),
+    );
+    return this.inspector;
+  }
+
   /** The services the GraphQL API serves. */
   private apiServices(): ApiServices {
     const s = this.services;
@@ -176,7 +200,7 @@ export class App {
       plugins: s.plugins,
       audit: s.audit,
       pairing: chat?.pairing ?? new PairingService(this.db, s.audit, s.users, null),
-      queues: chat && this.redis ? new QueueService(new BullQueueInspector(this.redis.create('queue-inspector'), `${this.config.redis.prefix}:bull`, queueNames(chat.router.providers().map((p) => p.name))), s.audit) : null,
+      queues: chat && this.redis ? new QueueService(this.queueInspector(chat), s.audit) : null,
       chat: chat && {
         web: chat.web,
         rotation: chat.rotation,
@@ -187,6 +211,11 @@ export class App {
         sessionMaintenance: chat.sessionMaintenance,
         tools: chat.tools,
         overview: chat.overview,
+        beats: chat.beats.beats,
+        beatRunner: chat.beats.runner,
+        beatFeed: chat.beats.feed,
+        skills: { service: chat.skills.service, syncCommands: chat.skills.syncCommands },
+        jobProgress: chat.jobProgress,
       },
     };
   }
@@ -196,6 +225,7 @@ export class App {
     const ctx = this.systemCtx('startup');
     await this.services.ownerBootstrap.ensureOwner(ctx);
     const api = this.apiServices();
+    if (this.chat && this.redis) this.metrics.useQueues(this.queueInspector(this.chat));
     const schema = await buildAppSchema(createResolverRegistry(api, this.config.graphql.max_page_size), undefined);
     const explorer = this.config.server.explorer && process.env.NODE_ENV !== 'production';
     const chat = this.chat;
@@ -212,17 +242,38 @@ export class App {
         tokens: api.tokens,
         users: api.users,
         logger: this.logger,
-        streams: createStreams(api, this.config.graphql.subscription_recheck_ms),
+        streams: createStreams(api, this.config.graphql.subscription_recheck_ms, this.metrics),
       }),
+      metrics: this.metricsEndpoint(),
       readiness: () => this.readiness(),
+      // Every API process serves the webhooks of the channels that are on, held here or elsewhere.
       webhooks: () =>
         (chat?.channels.all() ?? [])
-          .filter((t) => chat?.channels.isStarted(t.channel))
-          .map((t) => t.webhook?.() ?? null)
+          .filter((t) => chat?.channels.isStarted(t.channel) || chat?.channels.isOn(t.channel))
+          .map((t) => t.webhook?.((m) => chat!.pipeline.handle(m).then(() => undefined)) ?? null)
           .filter((h): h is NonNullable<typeof h> => h !== null),
     });
     this.stack.add('http server', () => this.http?.close());
     this.logger.info({ url: `${this.http.url}/graphql`, explorer }, `Muninn is listening on ${this.http.url}/graphql`);
+    return this.http.url;
+  }
+
+  private metricsEndpoint() {
+    return this.config.metrics.enabled ? { render: () => this.metrics.render(), check: metricsAccess(this.config.metrics.token).check } : undefined;
+  }
+
+  /** Health, readiness and metrics only, for processes without the API (`--role worker`). */
+  async listenOps(): Promise<string> {
+    if (this.chat && this.redis) this.metrics.useQueues(this.queueInspector(this.chat));
+    this.http = await startOpsServer({
+      host: this.config.server.host,
+      port: this.config.server.port,
+      readiness: () => this.readiness(),
+      metrics: this.metricsEndpoint(),
+      logger: this.logger.child({ module: 'http' }),
+    });
+    this.stack.add('ops http server', () => this.http?.close());
+    this.logger.info({ url: this.http.url }, `health and metrics on ${this.http.url}`);
     return this.http.url;
   }
 
@@ -236,21 +287,34 @@ export class App {
     this.logger.info('workers started');
   }
 
-  /** Starts the channel transports of this process (Telegram, WhatsApp, …) as their plugin settings say. */
-  async startChannels(): Promise<void> {
+  /**
+   * Follows the channels' plugin settings in this process; a process whose role may hold channels
+   * (`channels.run_on`) runs those whose cluster-wide lease it takes (Telegram, WhatsApp, …).
+   */
+  async startChannels(role: Role = 'all'): Promise<void> {
     const chat = this.requireChat('Channels');
     if (this.channelsStarted) return;
     this.channelsStarted = true;
-    const channels = await startChatChannels(chat, { plugins: this.services.plugins, logger: this.logger });
-    this.stack.add('channels', () => channels.dispose((name, err) => this.logger.error({ err, resource: name }, 'error while stopping')));
+    const runOn = this.config.channels.run_on;
+    const contend = role === 'all' || runOn === 'any' || runOn === role;
+    const channels = await startChatChannels(chat, {
+      plugins: this.services.plugins,
+      logger: this.logger,
+      config: this.config,
+      contend,
+    });
+    this.stack.add('channels', () =>
+      channels.dispose((name, err) => this.logger.error({ err, resource: name }, 'error while stopping')),
+    );
   }
 
   /** Starts what the role runs: the API, the workers and/or the channels (`muninn serve --role`). */
   async run(role: Role): Promise<void> {
     const plan = ROLES[role];
     if (plan.api) await this.listen();
+    else await this.listenOps();
     if (plan.workers) await this.startWorkers();
-    if (plan.channels) await this.startChannels();
+    if (plan.channels) await this.startChannels(role);
   }
 
   private requireChat(what: string): ChatServices {
@@ -284,6 +348,7 @@ export class App {
 /** Every secret value the config holds is redacted from logs. */
 function registerConfigSecrets(redactor: SecretRedactor, config: AppConfig): void {
   redactor.add(config.channels.telegram.bot_token);
+  redactor.add(config.metrics.token);
   for (const provider of Object.values(config.ai.providers)) {
     if (provider.api_key_env) redactor.add(process.env[provider.api_key_env]);
   }

@@ -15,6 +15,7 @@ import { PairingRequest } from './modules/pairing';
 import { ToolApproval } from './modules/tools';
 import { AuditEntry } from './modules/audit';
 import { UsageRecord } from './modules/usage';
+import { Webhook } from './modules/webhooks';
 
 /** Every entity of the data model, in one explicit list (no globbing); handed to the data source by its callers. */
 export const ENTITIES = [
@@ -35,4 +36,5 @@ export const ENTITIES = [
   ToolApproval,
   AuditEntry,
   UsageRecord,
+  Webhook,
 ] as const;

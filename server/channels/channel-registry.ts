@@ -8,7 +8,10 @@ import type { ChannelStatus, ChannelTransport, InboundSink } from './channel.typ
 export class ChannelRegistry {
   private readonly transports = new Map<string, ChannelTransport>();
   private readonly started = new Set<string>();
+  /** Platform channels whose plugin setting is on (as the channel switch last read it). */
+  private readonly on = new Set<string>();
   private readonly listeners = new Set<(status: ChannelStatus) => void>();
+  private readonly lifecycle = new Set<(channel: string, started: boolean) => void | Promise<void>>();
 
   constructor(private readonly logger: Logger) {}
 
@@ -40,6 +43,32 @@ export class ChannelRegistry {
     for (const fn of this.listeners) fn(status);
   }
 
+  /** Records whether the channel's setting is on (webhooks are served for channels that are on, wherever they run). */
+  markOn(channel: string, on: boolean): void {
+    if (on) this.on.add(channel);
+    else this.on.delete(channel);
+  }
+
+  isOn(channel: string): boolean {
+    return this.on.has(channel);
+  }
+
+  /** Told after a transport started here and before it stops (e.g. to serve its outbound queue). */
+  onLifecycle(fn: (channel: string, started: boolean) => void | Promise<void>): () => void {
+    this.lifecycle.add(fn);
+    return () => this.lifecycle.delete(fn);
+  }
+
+  private async tell(channel: string, started: boolean): Promise<void> {
+    for (const fn of this.lifecycle) {
+      try {
+        await fn(channel, started);
+      } catch (err) {
+        this.logger.error({ err, channel, started }, 'channel lifecycle listener failed');
+      }
+    }
+  }
+
   async start(channel: string, sink: InboundSink): Promise<void> {
     const t = this.transports.get(channel);
     if (!t || this.started.has(channel)) return;
@@ -51,12 +80,14 @@ export class ChannelRegistry {
       this.started.delete(channel);
       this.logger.error({ err, channel }, 'channel failed to start');
     }
+    if (this.started.has(channel)) await this.tell(channel, true);
     this.emitStatus(t.status());
   }
 
   async stop(channel: string): Promise<void> {
     const t = this.transports.get(channel);
     if (!t || !this.started.has(channel)) return;
+    await this.tell(channel, false);
     this.started.delete(channel);
     await t.stop();
     this.emitStatus(t.status());

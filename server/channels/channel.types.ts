@@ -28,6 +28,11 @@ export interface OutboundChunk {
   /** Stable per chunk (`<messageId>:<index>`): a retried delivery never sends a chunk twice. */
   idempotencyKey: string;
   replyTo?: string | null;
+  /**
+   * Set on the chunks of a reply whose text may have been streamed live (`liveReply`): `key` names the
+   * turn, `first` marks the first chunk, which may replace the live message instead of sending anew.
+   */
+  stream?: { key: string; first: boolean };
 }
 
 export type ChannelState = 'STOPPED' | 'STARTING' | 'CONNECTED' | 'POLLING' | 'WEBHOOK' | 'NEEDS_LINK' | 'ERROR';
@@ -64,14 +69,21 @@ export interface ChannelTransport {
   stop(): Promise<void>;
   /** Sends one chunk; returns the platform id of the sent message. Throws on failure (the queue retries). */
   send(chunk: OutboundChunk, signal?: AbortSignal): Promise<{ platformMessageId?: string }>;
+  /**
+   * Shows the reply written so far (the whole text, growing) while the model writes; the transport
+   * throttles to the platform's limits. The final text comes later through `send` with `stream` set.
+   * Absent when the channel does not stream.
+   */
+  liveReply?(chatId: string, key: string, textSoFar: string): void;
   /** Shows or clears a typing / composing indicator. */
   setTyping?(chatId: string, on: boolean): Promise<void>;
   status(): ChannelStatus;
   /**
-   * HTTP endpoint for platforms that push updates (Telegram webhook mode). Mounted by the HTTP server of
-   * the same process; `path` should contain an unguessable secret.
+   * HTTP endpoint for platforms that push updates (Telegram webhook mode). Mounted by every API process
+   * while the channel is on, wherever it runs: `sink` takes the updates in a process that does not hold
+   * the channel. `path` should contain an unguessable secret, the same in every process.
    */
-  webhook?(): { path: string; handler: (req: import('node:http').IncomingMessage & { body?: unknown }, res: import('node:http').ServerResponse) => void } | null;
+  webhook?(sink?: InboundSink): { path: string; handler: (req: import('node:http').IncomingMessage & { body?: unknown }, res: import('node:http').ServerResponse) => void } | null;
 }
 
 /**

@@ -14,6 +14,25 @@ export interface LoggerOptions {
   pretty?: boolean;
 }
 
+/**
+ * Error fields that carry what people wrote (SQL parameters of a failed query: message text, memory
+ * content; request and response bodies): dropped from logged errors, at any depth of `cause`.
+ */
+const CONTENT_FIELDS = ['parameters', 'body', 'requestBody', 'responseBody', 'content'];
+
+function withoutContent(value: unknown, depth = 0): unknown {
+  if (!value || typeof value !== 'object' || depth > 4) return value;
+  const out: Record<string, unknown> = { ...(value as Record<string, unknown>) };
+  for (const field of CONTENT_FIELDS) if (field in out) out[field] = '[content omitted]';
+  for (const nested of ['cause', 'driverError', 'error']) if (out[nested] && typeof out[nested] === 'object') out[nested] = withoutContent(out[nested], depth + 1);
+  return out;
+}
+
+/** pino's error serializer, without the content of failed queries and requests. */
+export function serializeError(err: unknown): unknown {
+  return withoutContent(err instanceof Error ? pino.stdSerializers.err(err) : err);
+}
+
 const LEVELS: Record<number, string> = { 10: 'TRACE', 20: 'DEBUG', 30: 'INFO ', 40: 'WARN ', 50: 'ERROR', 60: 'FATAL' };
 const HIDDEN = new Set(['level', 'time', 'app', 'msg', 'pid', 'hostname']);
 
@@ -43,6 +62,7 @@ export function createLogger(options: LoggerOptions): Logger {
     {
       level: options.level ?? 'info',
       base: { app: 'muninn' },
+      serializers: { err: serializeError, error: serializeError },
       redact: {
         paths: [
           'token',

@@ -12,6 +12,8 @@ export interface ChannelTransportDeps {
   redactor: SecretRedactor;
   /** Called by a transport whenever its status changes (channels query, channelStatus subscription). */
   onStatus: (transport: ChannelTransport) => void;
+  /** The slash commands, for platforms with a command menu. */
+  commands: () => ReadonlyArray<{ command: string; description: string }>;
 }
 
 /**

@@ -1,6 +1,8 @@
 import type { AppConfig } from '../config';
 import { SYSTEM_CLOCK, type Clock } from '../common/clock';
 import type { Logger } from '../common/logger';
+import { NO_METRICS, type Metrics } from '../common/metrics';
+import { meteredEvents, meteredExecutor } from '../metrics';
 import type { SecretRedactor } from '../common/secret-redactor';
 import type { Db } from '../persistence/db';
 import type { RedisConnections } from '../redis/redis-connections';
@@ -10,12 +12,16 @@ import { RedisTurnAborts } from '../redis/redis-turn-aborts';
 import { RedisInteractiveMarks } from '../redis/redis-interactive-marks';
 import { RedisMailbox } from '../redis/redis-mailbox';
 import { ProcessLiveness } from '../redis/process-liveness';
+import { RedisChannelLeases } from '../redis/redis-channel-leases';
+import type { ChannelLeases } from '../channels/channel-leases';
 import { ChannelRegistry } from '../channels/channel-registry';
+import { LiveReplyRelay } from '../channels/live-reply-relay';
+import { Ctx } from '../common/ctx';
 import { DeliveryService } from '../channels/delivery';
 import { ChannelOverview } from '../channels/policies/channel-overview';
 import { WebChannel } from '../channels/web/web-channel';
 import type { SenderPolicy } from '../channels/inbound-pipeline';
-import { AgentLoop, ModelCallExecutor, NO_MEMORIES, NO_SKILLS } from '../modules/agent';
+import { AgentLoop, ModelCallExecutor, NO_MEMORIES } from '../modules/agent';
 import type { AuditService } from '../modules/audit';
 import { SlashCommandService } from '../modules/commands';
 import { RunningTurns, SessionRotation, TurnControl, TurnRunner, TurnService } from '../modules/conversation';
@@ -24,7 +30,7 @@ import type { MemoryService } from '../modules/memory';
 import { estimateMessages, ModelCallService, ModelRouter } from '../modules/models';
 import { PairingService, registerPairingCommands } from '../modules/pairing';
 import type { PluginSettingService } from '../modules/plugins';
-import { SessionLifecycleService, SessionMaintenanceService, type SessionService } from '../modules/sessions';
+import { Session, SessionLifecycleService, SessionMaintenanceService, type SessionService } from '../modules/sessions';
 import { AutoSummarizer, CompactionService, CompactionValve, DeferredCompaction, registerSummaryCommands, SummarizerService } from '../modules/summarizer';
 import { RedisCompactionRequests } from '../redis/redis-compaction-requests';
 import { UsageService } from '../modules/usage';
@@ -35,10 +41,17 @@ import { maintenanceJobs } from '../../jobs/maintenance';
 import { ModelCallQueues } from '../../jobs/model-calls';
 import { summaryJobs } from '../../jobs/summarizer';
 import { turnJobs } from '../../jobs/turns';
+import { skillSyncJobs } from '../../jobs/skills';
+import { BullJobProgress } from '../../jobs/job-progress';
+import { QUEUES } from '../../jobs/queues';
+import { JobProgressService } from '../modules/queues';
+import { SkillLayer } from './skill-layer';
 import type { MemoryLayer } from './memory-layer';
 import { createToolLayer, type ToolLayer } from './tool-layer';
 import { createChannelTransports } from './channel-transports';
 import { createInboundPipeline } from './inbound-layer';
+import { createBeatLayer, type BeatLayer } from './beat-layer';
+import { registerBeatCommands } from '../modules/beats';
 
 export interface ChatDeps {
   config: AppConfig;
@@ -57,6 +70,8 @@ export interface ChatDeps {
   router?: ModelRouter;
   /** Time for session resets and retention; tests move it forward. @default SYSTEM_CLOCK */
   clock?: Clock;
+  /** Where turns, model calls, deliveries and job failures are counted. @default none */
+  metrics?: Metrics;
 }
 
 /** How often the maintenance job runs (retention, overdue approvals). */
@@ -77,6 +92,8 @@ export interface ChatServices {
   models: ModelCallService;
   modelQueues: ModelCallQueues;
   channels: ChannelRegistry;
+  /** One holder per platform channel in the cluster. */
+  channelLeases: ChannelLeases;
   delivery: DeliveryService;
   tools: ToolLayer;
   agent: AgentLoop;
@@ -90,6 +107,12 @@ export interface ChatServices {
   maintenance: ReturnType<typeof maintenanceJobs>;
   summarizer: SummarizerService;
   compaction: CompactionService;
+  /** Beats: service, runner, start-up sync, run feed, and the result delivery for the server's own work. */
+  beats: BeatLayer;
+  /** Skills: folder sync, `/skills`, the agent's skill slot. */
+  skills: SkillLayer;
+  /** `jobProgress(jobId)`: updates of background jobs started through the API (skill syncs). */
+  jobProgress: JobProgressService;
   /** Sets the unknown-sender policy of a channel (pairing, open, allowlist, disabled). */
   setPolicy(channel: string, policy: SenderPolicy): void;
   /** Closes the queue producers and the model router. */
@@ -106,13 +129,25 @@ export async function buildChatServices(deps: ChatDeps): Promise<ChatServices> {
   const q = config.queues;
   const main = redis.create('chat');
   const eventsSub = redis.create('events-sub');
+  const beatFeedSub = redis.create('beat-runs-sub');
   await redis.waitReady();
-  const queueEnv: QueueEnv = { prefix, redis: main, connect: (name) => redis.create(name), lockMs: q.turn_lock_ms, stalledIntervalMs: q.stalled_interval_ms, logger: logger.child({ module: 'queues' }) };
+  const metrics = deps.metrics ?? NO_METRICS;
+  const queueEnv: QueueEnv = {
+    prefix,
+    redis: main,
+    connect: (name) => redis.create(name),
+    lockMs: q.turn_lock_ms,
+    stalledIntervalMs: q.stalled_interval_ms,
+    logger: logger.child({ module: 'queues' }),
+    onJobFailed: (queue) => metrics.inc('muninn_job_failures_total', { queue }),
+  };
   const router =
     deps.router ?? (await ModelRouter.fromConfig(config.ai, { logger: logger.child({ module: 'models' }), redactor: deps.redactor, sensitiveLogs: config.log.sensitive }));
   deps.memory?.useEmbeddings(router);
   const clock = deps.clock ?? SYSTEM_CLOCK;
   const events = new RedisSessionEvents(main, eventsSub, logger.child({ module: 'events' }), { prefix });
+  // Turns publish through this one: their events also feed the turn metrics.
+  const turnEvents = meteredEvents(events, metrics);
   const lifecycle = new SessionLifecycleService(db, clock);
   const usage = new UsageService(db);
   const running = new RunningTurns();
@@ -124,33 +159,55 @@ export async function buildChatServices(deps: ChatDeps): Promise<ChatServices> {
   const modelQueues = new ModelCallQueues(queueEnv, router, config.ai.max_retries);
   await modelQueues.init();
   const modelLog = logger.child({ module: 'model-calls' });
+  const channels = new ChannelRegistry(logger.child({ module: 'channels' }));
+  // Deltas also reach channels that stream replies live (Telegram with stream: edit).
+  const liveReplies = new LiveReplyRelay(turnEvents, channels, async (sessionId) => {
+    const s = await db.repo(Ctx.system(logger, 'live-replies'), Session).findOneBy({ id: sessionId });
+    return s ? { channel: s.channel, chatId: s.chatId } : null;
+  });
   const models = new ModelCallService(
     router,
-    { jobs: modelQueues, executor: new ModelCallExecutor(events), marks: new RedisInteractiveMarks(main, prefix, config.ai.background_grace_ms) },
+    { jobs: modelQueues, executor: meteredExecutor(new ModelCallExecutor(liveReplies), metrics), marks: new RedisInteractiveMarks(main, prefix, config.ai.background_grace_ms) },
     { backgroundGraceMs: config.ai.background_grace_ms, onFallback: (from, err) => modelLog.warn({ from, err }, 'model call failed; trying the fallback') },
   );
-  const channels = new ChannelRegistry(logger.child({ module: 'channels' }));
   const outboundQueue = deliveryJobs(queueEnv, q.outbound_attempts);
   const delivery = new DeliveryService(
-    { channels, mailbox: new RedisMailbox(main, prefix, q.turn_lock_ms, liveness), jobs: outboundQueue, events, logger: logger.child({ module: 'outbound' }) },
+    { channels, mailbox: new RedisMailbox(main, prefix, q.turn_lock_ms, liveness), jobs: outboundQueue, events, logger: logger.child({ module: 'outbound' }), metrics },
     { attempts: q.outbound_attempts },
   );
-  const tools = createToolLayer({ config, db, audit: deps.audit, plugins: deps.plugins, users: deps.users, notices: delivery, extraTools: deps.memory?.tools() });
+  const beatLayer = createBeatLayer({ config, logger, db, users: deps.users, queueEnv, feedSub: beatFeedSub, clock });
+  const tools = createToolLayer({
+    config,
+    db,
+    audit: deps.audit,
+    plugins: deps.plugins,
+    users: deps.users,
+    notices: delivery,
+    extraTools: [...(deps.memory?.tools() ?? []), ...beatLayer.tools],
+  });
   const summaryQueue = summaryJobs(queueEnv);
   const summarizer = new SummarizerService(db, models, deps.memories, deps.users, usage);
   const rotation = new SessionRotation({ lifecycle, scheduler: turnControl, events });
-  const compaction = new CompactionService(db, summarizer, rotation, delivery, locks, { keepTurns: () => config.session.compact_keep_turns }, clock);
+  const compaction = new CompactionService(db, summarizer, rotation, delivery, locks, {
+    keepTurns: () => config.session.compact_keep_turns,
+    // A compacted session starts at no more than half the threshold, so it does not compact again at once.
+    seedBudgetTokens: () => Math.floor(config.session.compact_threshold * models.info('main').contextWindow * 0.5),
+    contextWindow: () => models.info('main').contextWindow,
+  }, clock);
+  const skillJobs = skillSyncJobs(queueEnv);
+  const skills = new SkillLayer({ config, db, audit: deps.audit, plugins: deps.plugins, redis: main, jobs: skillJobs });
+  const jobProgressSource = new BullJobProgress(queueEnv, [QUEUES.skills]);
   const turns = new TurnService(db, turnControl, events, running, () => config.session.queue_mode);
   const agent = new AgentLoop(
     {
       db,
       users: deps.users,
       lifecycle,
-      events,
+      events: turnEvents,
       models,
       tools: tools.agentTools,
       memory: deps.memory?.recall ?? NO_MEMORIES,
-      skills: NO_SKILLS,
+      skills: skills.prompter,
       outbound: delivery,
       usage,
       exchange: new AutoSummarizer(summaryQueue, () => config.session.summarizer_mode),
@@ -159,6 +216,7 @@ export async function buildChatServices(deps: ChatDeps): Promise<ChatServices> {
     },
     { systemPrompt: config.ai.system_prompt, maxIterations: config.ai.max_iterations, historyMessages: config.session.history_turns * 2, estimate: estimateMessages },
   );
+  const beats = beatLayer.attachRunner({ agent, lifecycle, notices: delivery });
   const pairing = new PairingService(db, deps.audit, deps.users, delivery);
   const commands = new SlashCommandService({
     users: deps.users,
@@ -174,13 +232,15 @@ export async function buildChatServices(deps: ChatDeps): Promise<ChatServices> {
   const deferred = new DeferredCompaction({ db, compaction, requests: new RedisCompactionRequests(main, prefix), scheduler: turnControl });
   registerSummaryCommands(commands, { compaction, deferred });
   deps.memory?.registerCommands(commands);
+  skills.registerCommands(commands);
   registerPairingCommands(commands, { pairing, users: deps.users });
+  registerBeatCommands(commands, beats.beats);
   const { pipeline, policies } = createInboundPipeline({ config, logger, db, redis: main, users: deps.users, pairing, lifecycle, rotation, turns, commands, events, notices: delivery, clock });
   const web = new WebChannel(pipeline, deps.users, deps.sessions, (channel) => config.channels[channel].enabled, () => redis.unavailable());
   const sessionMaintenance = new SessionMaintenanceService(db, deps.sessions, turnControl, events, clock);
   const housekeeping = new HousekeepingService({ sessions: sessionMaintenance, approvals: tools.approvals, retentionDays: () => config.session.retention_days });
   const maintenance = maintenanceJobs(queueEnv, MAINTENANCE_EVERY_MS);
-  for (const transport of createChannelTransports({ config, logger, redactor: deps.redactor, onStatus: (t) => channels.emitStatus(t.status()) })) {
+  for (const transport of createChannelTransports({ config, logger, redactor: deps.redactor, onStatus: (t) => channels.emitStatus(t.status()), commands: () => commands.menu() })) {
     channels.register(transport);
   }
   const overview = new ChannelOverview({ registry: channels, settings: deps.plugins });
@@ -198,6 +258,7 @@ export async function buildChatServices(deps: ChatDeps): Promise<ChatServices> {
     models,
     modelQueues,
     channels,
+    channelLeases: new RedisChannelLeases(main, prefix, config.channels.lease_ms, liveness),
     delivery,
     tools,
     agent,
@@ -211,9 +272,12 @@ export async function buildChatServices(deps: ChatDeps): Promise<ChatServices> {
     maintenance,
     summarizer,
     compaction,
+    beats,
+    skills,
+    jobProgress: new JobProgressService(jobProgressSource),
     setPolicy: (channel, policy) => void policies.set(channel, policy),
     close: async () => {
-      for (const producer of [turnQueue, modelQueues, outboundQueue, maintenance, summaryQueue]) await producer.close();
+      for (const producer of [turnQueue, modelQueues, outboundQueue, maintenance, summaryQueue, beats, skillJobs, jobProgressSource]) await producer.close();
       await liveness.stop();
       await router.dispose();
     },

@@ -1,3 +1,4 @@
+import type { Worker } from 'bullmq';
 import type { AppConfig } from '../config';
 import { Ctx } from '../common/ctx';
 import { DisposableStack } from '../common/disposable';
@@ -10,6 +11,8 @@ import { startMaintenanceWorker } from '../../jobs/maintenance';
 import { startOutboundWorker } from '../../jobs/outbound';
 import { startSummarizerWorker } from '../../jobs/summarizer';
 import { startTurnWorker } from '../../jobs/turns';
+import { startHeartbeatWorker } from '../../jobs/heartbeat';
+import { startSkillSyncWorker } from '../../jobs/skills';
 import type { ChatServices } from './chat-services';
 import type { MemoryLayer } from './memory-layer';
 
@@ -25,7 +28,7 @@ export interface WorkerDeps {
 
 /**
  * Runs the queue workers of this process (roles `all` and `worker`): turns, model calls, deliveries,
- * summarizer, maintenance; then answers what a dead predecessor left pending. Returns the stack that
+ * summarizer, maintenance, heartbeat (after syncing heartbeats.default.json); then answers what a dead predecessor left pending. Returns the stack that
  * stops them (turns first, so running turns stay pending for the next start).
  */
 export async function startChatWorkers(chat: ChatServices, deps: WorkerDeps): Promise<DisposableStack> {
@@ -40,12 +43,17 @@ export async function startChatWorkers(chat: ChatServices, deps: WorkerDeps): Pr
     await stopAborts();
   });
   stack.add('model workers', await chat.modelQueues.startWorkers(chat.models));
-  const outbound = await startOutboundWorker(env, chat.delivery, config.queues.outbound_concurrency);
-  stack.add('outbound worker', () => outbound.close());
   const housekeeping = await startMaintenanceWorker(env, chat.housekeeping);
   stack.add('maintenance worker', () => housekeeping.close());
   const summarizer = await startSummarizerWorker(env, chat.summarizer, SUMMARIZER_CONCURRENCY);
   stack.add('summarizer worker', () => summarizer.close());
+  await chat.beats.syncAtStart(Ctx.system(logger, 'beats'));
+  const heartbeat = await startHeartbeatWorker(env, chat.beats.runner, config.beats.concurrency);
+  stack.add('heartbeat worker', () => heartbeat.close());
+  const skillSync = await startSkillSyncWorker(env, chat.skills.sync);
+  stack.add('skill sync worker', () => skillSync.close());
+  await chat.skills.startWatching(Ctx.system(logger, 'skills'));
+  stack.add('skills watcher', () => chat.skills.stopWatching());
   await chat.maintenance.schedule();
   await chat.turns.recoverPending(logger);
   void deps.memory?.startBackground(Ctx.system(logger, 'memory'));
@@ -53,18 +61,49 @@ export async function startChatWorkers(chat: ChatServices, deps: WorkerDeps): Pr
   return stack;
 }
 
+export interface ChannelDeps {
+  plugins: PluginSettingService;
+  logger: Logger;
+  config: AppConfig;
+  /** Whether this process may hold channels (`channels.run_on`); else it only follows their settings. */
+  contend: boolean;
+}
+
 /**
- * Starts the channel transports of this process as their `channel:<name>` plugin settings say, and keeps
- * following those settings. Independent of the worker role: the caller decides where channels run.
+ * Follows the `channel:<name>` plugin settings in this process: a channel that is on is started here when
+ * this process takes its cluster-wide lease (one holder per channel), and the holder also serves the
+ * channel's outbound queue. Independent of the worker role: API processes can hold channels too.
  */
-export async function startChatChannels(chat: ChatServices, deps: { plugins: PluginSettingService; logger: Logger }): Promise<DisposableStack> {
+export async function startChatChannels(chat: ChatServices, deps: ChannelDeps): Promise<DisposableStack> {
+  const { config } = deps;
   const stack = new DisposableStack();
+  const outbound = new Map<string, Promise<Worker>>();
+  const stopOutbound = async (channel: string) => {
+    const worker = outbound.get(channel);
+    outbound.delete(channel);
+    await (await worker)?.close();
+  };
+  const unlisten = chat.channels.onLifecycle(async (channel, started) => {
+    if (!started) return stopOutbound(channel);
+    if (outbound.has(channel) || chat.channels.get(channel)?.delivery === 'session-events') return;
+    outbound.set(
+      channel,
+      startOutboundWorker(chat.queueEnv, chat.delivery, config.queues.outbound_concurrency, channel),
+    );
+    await outbound.get(channel);
+  });
+  stack.add('outbound workers', async () => {
+    unlisten();
+    for (const channel of [...outbound.keys()]) await stopOutbound(channel);
+  });
   stack.add('channels', () => chat.channels.stopAll());
   const channelSwitch = new ChannelSwitch({
     registry: chat.channels,
     settings: deps.plugins,
     sink: (m) => chat.pipeline.handle(m).then(() => undefined),
     logger: deps.logger.child({ module: 'channels' }),
+    leases: chat.channelLeases,
+    contend: deps.contend,
   });
   await channelSwitch.start();
   stack.add('channel switch', () => channelSwitch.stop());

@@ -43,11 +43,13 @@ export function createInboundPipeline(deps: InboundLayerDeps): { pipeline: Inbou
     commands: deps.commands,
     events: deps.events,
     policy: (channel) => policies.get(channel) ?? REFUSE_UNKNOWN,
-    requireMention: (channel) => (config.channels as Record<string, { require_mention?: boolean }>)[channel]?.require_mention ?? true,
+    requireMention: (channel) =>
+      (config.channels as unknown as Record<string, { require_mention?: boolean } | undefined>)[channel]
+        ?.require_mention ?? true,
     dmScope: () => config.session.dm_scope,
     replier: new ChannelDirectReplier(deps.notices),
     logger: deps.logger.child({ module: 'inbound' }),
-    expiry: new SessionExpiryService(deps.rotation, () => ({ dailyResetHour: config.session.daily_reset_hour, idleMinutes: config.session.idle_minutes }), deps.clock),
+    expiry: new SessionExpiryService(deps.rotation, () => ({ dailyResetHour: config.session.daily_reset_hour, timeZone: config.session.reset_timezone, idleMinutes: config.session.idle_minutes }), deps.clock),
   });
   return { pipeline, policies };
 }

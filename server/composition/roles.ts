@@ -6,13 +6,13 @@ export interface RolePlan {
   api: boolean;
   /** Queue workers: turns, model calls, deliveries, summarizer, maintenance. */
   workers: boolean;
-  /** Channel transports (pollers, sockets); deliveries need them in the same process. */
+  /** Channel transports (pollers, sockets) whose cluster-wide lease this process takes (`channels.run_on`), and their deliveries. */
   channels: boolean;
 }
 
 export const ROLES: Record<Role, RolePlan> = {
   all: { api: true, workers: true, channels: true },
-  api: { api: true, workers: false, channels: false },
+  api: { api: true, workers: false, channels: true },
   worker: { api: false, workers: true, channels: true },
 };
 

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { isTimeZone } from '../common/time-zone';
 
 // === Sections
 // Every key has a default and a description; `muninn.example.json` is generated from these defaults
@@ -70,6 +71,14 @@ const redis = z
   .strict()
   .prefault({});
 
+const metrics = z
+  .object({
+    enabled: z.boolean().default(true).describe('Serve Prometheus metrics at GET /metrics.'),
+    token: z.string().nullable().default(null).describe('Bearer token a scraper must send (env MUNINN_METRICS_TOKEN); null serves /metrics to loopback clients only.'),
+  })
+  .strict()
+  .prefault({});
+
 const log = z
   .object({
     level: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info').describe('Log level (env LOG_LEVEL).'),
@@ -128,7 +137,15 @@ const session = z
     compact_threshold: z.number().min(0.1).max(1).default(0.9).describe('Compact before a turn when estimated tokens reach this share of the context window.'),
     compact_keep_turns: z.number().int().min(0).max(20).default(2).describe('Most recent turns (user messages with their replies) copied into the new session by a compaction.'),
     dm_scope: z.enum(['per-user', 'main']).default('per-user').describe('main: OWNER identities share agent:main:main across channels.'),
-    daily_reset_hour: z.number().int().min(0).max(23).nullable().default(null).describe('Local hour at which sessions rotate daily; null turns it off.'),
+    daily_reset_hour: z.number().int().min(0).max(23).nullable().default(null).describe('Hour (in reset_timezone) at which sessions rotate daily; null turns it off.'),
+    reset_timezone: z
+      .string()
+      .nullable()
+      .default(null)
+      .refine((zone) => zone === null || isTimeZone(zone), {
+        message: 'is not an IANA time zone: use a name like "Europe/Berlin", "America/New_York" or "UTC" (null uses the server\'s time zone)',
+      })
+      .describe("IANA time zone of daily_reset_hour; null uses the server's (TZ)."),
     idle_minutes: z.number().int().min(1).nullable().default(null).describe('Rotate a session after this many idle minutes; null turns it off.'),
     retention_days: z.number().int().min(1).default(30).describe('Archived sessions untouched for this many days are pruned.'),
     history_turns: z.number().int().min(1).default(20).describe('Most recent messages included in the prompt.'),
@@ -179,6 +196,35 @@ const tools = z
   .strict()
   .prefault({});
 
+const beats = z
+  .object({
+    default_file: z.string().default('heartbeats.default.json').describe('Managed beats, synced into the beats table at every start (relative to the working directory).'),
+    max_failures: z.number().int().min(1).default(3).describe('Failed runs in a row after which a beat is disabled and its owner told.'),
+    min_interval_minutes: z.number().int().min(1).default(5).describe('Shortest schedule a user below ADMIN may set.'),
+    timezone: z.string().default('UTC').describe('IANA time zone of beats that name none.'),
+    concurrency: z.number().int().min(1).default(2).describe('Beat runs at once per worker process.'),
+  })
+  .strict()
+  .prefault({});
+
+const skills = z
+  .object({
+    dir: z.string().default('./plugins/skills').describe('Folder of the skills: one <name>/SKILL.md per skill (relative paths from the working directory).'),
+    mode: z.enum(['auto', 'manual']).default('auto').describe('auto: the skills the sender may use are in every prompt; manual: they are only listed, /skill <name> loads one for the next turn.'),
+    max_chars: z.number().int().min(0).default(6000).describe('Character budget of the skills part of the prompt; skills that do not fit are left out.'),
+    watch_debounce_ms: z.number().int().min(10).default(300).describe('Quiet time after a change in the skills folder before it is synced again.'),
+  })
+  .strict()
+  .prefault({});
+
+const webhooks = z
+  .object({
+    max_body_kb: z.number().int().min(1).default(64).describe('Largest accepted webhook body in KiB; larger requests get 413.'),
+    rate_per_minute: z.number().int().min(1).default(30).describe('Calls per minute accepted per webhook; more get 429 with Retry-After.'),
+  })
+  .strict()
+  .prefault({});
+
 const channelCommon = {
   enabled: z.boolean().default(false).describe('Start this channel.'),
   dm_policy: dmPolicy.default('pairing').describe('Unknown DM senders: pairing | open | allowlist | disabled.'),
@@ -197,7 +243,11 @@ const channels = z
         bot_token: z.string().nullable().default(null).describe('Bot token from @BotFather (env TELEGRAM_BOT_TOKEN).'),
         api_root: z.string().default('https://api.telegram.org').describe('Bot API server (env TELEGRAM_API_ROOT).'),
         webhook_url: z.string().nullable().default(null).describe('Public URL for webhook mode; null uses long polling.'),
-        stream: z.enum(['off', 'edit']).default('off').describe('edit: stream replies by editing a message.'),
+        stream: z
+          .enum(['off', 'edit'])
+          .default('off')
+          .describe('edit: replies stream live while the model writes (a draft in private chats, else a message edited as it grows).'),
+        stream_interval_ms: z.number().int().min(250).default(1000).describe('Least time between two live updates in a private chat (groups: 3×).'),
       })
       .strict()
       .prefault({}),
@@ -210,6 +260,11 @@ const channels = z
       .strict()
       .prefault({}),
     web: z.object({ enabled: z.boolean().default(true).describe('Web chat through GraphQL sendMessage.') }).strict().prefault({}),
+    run_on: z
+      .enum(['any', 'api', 'worker'])
+      .default('any')
+      .describe('Which processes may hold the platform channels (Telegram poller, WhatsApp socket): any, api or worker role (role all always may). One process holds each channel at a time.'),
+    lease_ms: z.number().int().min(1000).default(15000).describe('Lease of the process holding a channel, renewed while it runs; a holder that dies is replaced after its heartbeat stops (a few seconds), at the latest after this.'),
     tui: z.object({ enabled: z.boolean().default(true).describe('Terminal client (muninn chat).') }).strict().prefault({}),
   })
   .strict()
@@ -224,10 +279,14 @@ export const appConfigSchema = z
     redis,
     queues,
     log,
+    metrics,
     ai,
     session,
     memory,
     tools,
+    beats,
+    skills,
+    webhooks,
     channels,
     default_trust: trustLevel.default('MEMBER').describe('Trust of users created without an explicit level.'),
   })

@@ -50,6 +50,7 @@ function applyEnv(raw: Json, env: NodeJS.ProcessEnv): Map<string, string> {
   if (env.DATABASE_URL) set('database.url', env.DATABASE_URL, 'DATABASE_URL');
   if (env.REDIS_URL) set('redis.url', env.REDIS_URL, 'REDIS_URL');
   if (env.MUNINN_REDIS_PREFIX) set('redis.prefix', env.MUNINN_REDIS_PREFIX, 'MUNINN_REDIS_PREFIX');
+  if (env.MUNINN_METRICS_TOKEN) set('metrics.token', env.MUNINN_METRICS_TOKEN, 'MUNINN_METRICS_TOKEN');
   if (env.LOG_LEVEL) set('log.level', env.LOG_LEVEL, 'LOG_LEVEL');
   if (env.MUNINN_MODEL_BASE_URL) {
     const providers = ((raw.ai as Json | undefined)?.providers as Json | undefined) ?? {};

@@ -13,9 +13,11 @@ import { ToolResolver } from './resolvers/tool.resolver';
 import { PairingResolver } from './resolvers/pairing.resolver';
 import { ChannelResolver } from './resolvers/channel.resolver';
 import { QueueResolver } from './resolvers/queue.resolver';
+import { BeatResolver } from './resolvers/beat.resolver';
+import { SkillResolver } from './resolvers/skill.resolver';
 
 /** Every resolver class, in a fixed order so the emitted SDL is stable. */
-export const RESOLVERS = [UserResolver, ApiTokenResolver, SessionResolver, MemoryResolver, AdminResolver, ChatResolver, ToolResolver, PairingResolver, ChannelResolver, QueueResolver] as const;
+export const RESOLVERS = [UserResolver, ApiTokenResolver, SessionResolver, MemoryResolver, AdminResolver, ChatResolver, ToolResolver, PairingResolver, ChannelResolver, QueueResolver, BeatResolver, SkillResolver] as const;
 
 /** Resolver instances by class; the composition root fills it. */
 export type ResolverRegistry = Map<Function, object>;

@@ -14,6 +14,10 @@ export interface GraphQLStreams {
   sessionEvents(ctx: Ctx, sessionId: string, afterSeq: number): Promise<AsyncIterable<unknown>>;
   /** Status changes of this process's channels (ADMIN and above); absent where no channels run. */
   channelStatus?(ctx: Ctx): AsyncIterable<unknown>;
+  /** Beat runs the actor may see (own beats; everyone's for ADMIN), optionally of one beat. */
+  beatRuns?(ctx: Ctx, beatId: string | null): Promise<AsyncIterable<unknown>>;
+  /** Updates of one background job (ADMIN and above) until it completes or fails. */
+  jobProgress?(ctx: Ctx, jobId: string): Promise<AsyncIterable<unknown>>;
 }
 
 /** What every resolver receives. */

@@ -1,14 +1,17 @@
 import { Ctx } from '../common/ctx';
+import { NO_METRICS, type Metrics } from '../common/metrics';
 import type { ChannelOverview } from '../channels/policies/channel-overview';
 import type { WebChannel } from '../channels/web/web-channel';
 import type { AuditService } from '../modules/audit';
+import type { BeatRunEvent, BeatRunFeed, BeatRunner, BeatService } from '../modules/beats';
 import type { ApiTokenService } from '../modules/auth';
 import type { SessionRotation, TurnScheduler } from '../modules/conversation';
 import type { SessionEventSource } from '../modules/events';
 import type { MemorySearchService, MemoryService } from '../modules/memory';
 import type { PairingService } from '../modules/pairing';
 import type { PluginSettingService } from '../modules/plugins';
-import type { QueueService } from '../modules/queues';
+import type { JobProgressService, QueueService } from '../modules/queues';
+import type { SkillService, SkillSyncCommands } from '../modules/skills';
 import type { SessionMaintenanceService, SessionService } from '../modules/sessions';
 import type { CompactionService } from '../modules/summarizer';
 import type { ToolApprovalService, ToolRegistry } from '../modules/tools';
@@ -18,15 +21,28 @@ import type { ResolverRegistry } from './build-schema';
 import type { GraphQLStreams } from './context';
 import { AdminResolver } from './resolvers/admin.resolver';
 import { ApiTokenResolver } from './resolvers/api-token.resolver';
+import { BeatResolver } from './resolvers/beat.resolver';
 import { ChannelResolver } from './resolvers/channel.resolver';
 import { ChatResolver } from './resolvers/chat.resolver';
 import { MemoryResolver } from './resolvers/memory.resolver';
 import { PairingResolver } from './resolvers/pairing.resolver';
 import { QueueResolver } from './resolvers/queue.resolver';
+import { SkillResolver } from './resolvers/skill.resolver';
 import { SessionResolver } from './resolvers/session.resolver';
 import { ToolResolver } from './resolvers/tool.resolver';
 import { UserResolver } from './resolvers/user.resolver';
+import { countedStream } from './counted-stream';
 import { guardSubscription } from './subscription-guard';
+import { access } from '../common/access';
+
+/** The items of `source` that pass `keep`. */
+async function* filterStream<T>(source: AsyncIterableIterator<T>, keep: (item: T) => boolean): AsyncGenerator<T> {
+  try {
+    for await (const item of source) if (keep(item)) yield item;
+  } finally {
+    await source.return?.();
+  }
+}
 
 /** The services the API serves (the chat part is absent in processes without Redis). */
 export interface ApiServices {
@@ -50,6 +66,11 @@ export interface ApiServices {
     sessionMaintenance: SessionMaintenanceService;
     tools: { registry: ToolRegistry; approvals: ToolApprovalService };
     overview: ChannelOverview;
+    beats: BeatService;
+    beatRunner: BeatRunner;
+    beatFeed: BeatRunFeed;
+    skills: { service: SkillService; syncCommands: SkillSyncCommands };
+    jobProgress: JobProgressService;
   } | null;
 }
 
@@ -68,6 +89,8 @@ export function createResolverRegistry(s: ApiServices, maxPageSize: number): Res
     registry.set(ChatResolver, new ChatResolver(chat.web, s.sessions, chat.rotation, chat.turnControl, chat.usage, chat.compaction, chat.sessionMaintenance));
     registry.set(ToolResolver, new ToolResolver(chat.tools.registry, chat.tools.approvals));
     registry.set(ChannelResolver, new ChannelResolver(chat.overview));
+    registry.set(BeatResolver, new BeatResolver(chat.beats, chat.beatRunner, maxPageSize));
+    registry.set(SkillResolver, new SkillResolver(chat.skills.service, chat.skills.syncCommands));
   }
   if (s.queues) registry.set(QueueResolver, new QueueResolver(s.queues));
   return registry;
@@ -77,7 +100,7 @@ export function createResolverRegistry(s: ApiServices, maxPageSize: number): Res
  * The subscription sources: a session's events for whoever may read the session, re-checked every
  * `recheckMs` (a revoked token or a lowered trust ends the stream), and channel status changes.
  */
-export function createStreams(s: ApiServices, recheckMs: number): GraphQLStreams | undefined {
+export function createStreams(s: ApiServices, recheckMs: number, metrics: Metrics = NO_METRICS): GraphQLStreams | undefined {
   const chat = s.chat;
   if (!chat) return undefined;
   return {
@@ -91,8 +114,20 @@ export function createStreams(s: ApiServices, recheckMs: number): GraphQLStreams
         await s.sessions.getVisible(new Ctx({ actor: { ...actor, trust: user.trust }, logger: ctx.logger, channel: ctx.channel }), sessionId);
         return true;
       };
-      return guardSubscription(chat.events.subscribe(sessionId, afterSeq), stillAllowed, recheckMs);
+      return countedStream(guardSubscription(chat.events.subscribe(sessionId, afterSeq), stillAllowed, recheckMs), metrics, 'sessionEvents');
     },
-    channelStatus: (ctx) => chat.overview.watch(ctx),
+    channelStatus: (ctx) => countedStream(chat.overview.watch(ctx), metrics, 'channelStatus'),
+    beatRuns: async (ctx, beatId) => {
+      if (beatId) await chat.beats.get(ctx, beatId);
+      const actor = ctx.actor;
+      const visible = (e: BeatRunEvent) => (!beatId || e.run.beatId === beatId) && (access.seesEveryone(ctx) || (actor.kind === 'user' && e.ownerId === actor.userId));
+      const stillAllowed = async () => {
+        if (actor.kind !== 'user' || !actor.tokenId) return false;
+        const user = await s.tokens.currentUser(ctx, actor.tokenId);
+        return !!user && user.trust === actor.trust;
+      };
+      return guardSubscription(filterStream(chat.beatFeed.subscribe(), visible), stillAllowed, recheckMs);
+    },
+    jobProgress: (ctx, jobId) => chat.jobProgress.follow(ctx, jobId),
   };
 }

@@ -30,6 +30,11 @@ export interface HttpServerOptions {
   contextFor(authorization: string | undefined): Promise<GraphQLContext>;
   /** Extra POST endpoints (channel webhooks), mounted with a JSON body parser. */
   webhooks?: () => Array<{ path: string; handler: (req: Request, res: Response) => void }>;
+  /** GET /metrics (Prometheus): the scrape body and who may read it; absent when metrics are off. */
+  metrics?: {
+    render(): Promise<{ contentType: string; body: string }>;
+    check(authorization: string | undefined, remoteAddress: string | undefined): { status: number; message: string } | null;
+  };
   /** Readiness checks: name → null when fine, else the problem. */
   readiness(): Promise<Record<string, string | null>>;
 }
@@ -72,7 +77,7 @@ function operationLogPlugin(logger: Logger): ApolloServerPlugin<GraphQLContext> 
   };
 }
 
-/** Express 5 + Apollo Server 5 + graphql-ws on one port: /graphql (HTTP, WS), /healthz, /readyz. */
+/** Express 5 + Apollo Server 5 + graphql-ws on one port: /graphql (HTTP, WS), /healthz, /readyz, /metrics. */
 export async function startHttpServer(options: HttpServerOptions): Promise<RunningHttpServer> {
   const { schema, limits, logger } = options;
   const formatError = createFormatError(logger);
@@ -172,6 +177,18 @@ export async function startHttpServer(options: HttpServerOptions): Promise<Runni
     if (!ok) logger.warn({ checks }, 'not ready');
     res.status(ok ? 200 : 503).json({ status: ok ? 'ready' : 'not ready', checks: Object.fromEntries(Object.entries(checks).map(([k, v]) => [k, v === null ? 'ok' : 'unavailable'])) });
   });
+  const metrics = options.metrics;
+  if (metrics) {
+    app.get('/metrics', async (req, res) => {
+      const refused = metrics.check(req.headers.authorization, req.socket.remoteAddress);
+      if (refused) {
+        res.status(refused.status).type('text/plain').send(`${refused.message}\n`);
+        return;
+      }
+      const { contentType, body } = await metrics.render();
+      res.type(contentType).send(body);
+    });
+  }
   if (options.explorer) {
     app.get('/graphql', (req, res, next) => {
       if (req.accepts(['application/json', 'text/html']) === 'text/html' && !req.query.query) {

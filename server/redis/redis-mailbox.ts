@@ -45,7 +45,7 @@ export class RedisMailbox implements Mailbox {
       this.k('done', item.key),
       this.k('item', item.key),
       this.k('mailbox', chat),
-      JSON.stringify({ chunks: item.chunks }),
+      JSON.stringify({ chunks: item.chunks, ...(item.stream ? { stream: item.stream } : {}) }),
       String(DONE_TTL_SECONDS),
       item.key,
     );
@@ -56,7 +56,8 @@ export class RedisMailbox implements Mailbox {
     const key = await this.redis.lindex(this.k('mailbox', chat), 0);
     if (key === null) return null;
     const raw = await this.redis.get(this.k('item', key));
-    return { key, chunks: raw ? (JSON.parse(raw) as { chunks: string[] }).chunks : [] };
+    const stored = raw ? (JSON.parse(raw) as { chunks: string[]; stream?: string }) : { chunks: [] };
+    return { key, chunks: stored.chunks, ...(stored.stream ? { stream: stored.stream } : {}) };
   }
 
   async isSent(key: string, index: number): Promise<boolean> {

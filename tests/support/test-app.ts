@@ -1,12 +1,15 @@
-import { randomUUID } from 'node:crypto';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { App } from '../../server/app';
 import type { Clock } from '../../server/common/clock';
-import { loadConfig, type AppConfig } from '../../server/config';
+import type { AppConfig } from '../../server/config';
+import { deepMerge, testConfig } from './test-config';
 import { LogCapture } from './log-capture';
 import { GraphQLTestClient } from './graphql-client';
+import { dropTestDatabase, testDatabaseUrl } from './test-database';
+
+export { testConfig } from './test-config';
 
 export interface TestAppOptions {
   /** Reuse a data folder (restart tests); a new temporary one otherwise. */
@@ -35,33 +38,13 @@ export interface TestApp {
   close(): Promise<void>;
 }
 
-function deepMerge(a: Record<string, unknown>, b: Record<string, unknown>): Record<string, unknown> {
-  const out: Record<string, unknown> = { ...a };
-  for (const [k, v] of Object.entries(b)) {
-    const prev = out[k];
-    out[k] =
-      v && typeof v === 'object' && !Array.isArray(v) && prev && typeof prev === 'object' && !Array.isArray(prev)
-        ? deepMerge(prev as Record<string, unknown>, v as Record<string, unknown>)
-        : v;
-  }
-  return out;
-}
-
-/** Raw config for a hermetic test server: temp data folder, port 0, shared test Redis, unique prefix. */
-export function testConfig(dataDir: string, extra: Record<string, unknown> = {}, env: NodeJS.ProcessEnv = {}): AppConfig {
-  const base = {
-    data_dir: dataDir,
-    server: { port: 0, host: '127.0.0.1' },
-    redis: { url: process.env.TEST_REDIS_URL ?? 'redis://127.0.0.1:6379', prefix: `t${randomUUID().slice(0, 8)}` },
-    log: { level: 'info' },
-  };
-  return loadConfig({ raw: deepMerge(base, extra), env });
-}
-
 /** Starts a real server (SQLite file, real Redis, HTTP + WS on 127.0.0.1:0) for one test file. */
 export async function startTestApp(options: TestAppOptions = {}): Promise<TestApp> {
   const dataDir = options.dataDir ?? mkdtempSync(path.join(os.tmpdir(), 'muninn-test-'));
-  const config = testConfig(dataDir, options.config, options.env);
+  // CI's PostgreSQL pass: a fresh database per app unless the test picks its own.
+  const explicitDb = !!(options.config?.database as { url?: unknown } | undefined)?.url || !!options.env?.DATABASE_URL;
+  const pgUrl = explicitDb ? null : await testDatabaseUrl(dataDir);
+  const config = testConfig(dataDir, pgUrl ? deepMerge(options.config ?? {}, { database: { url: pgUrl } }) : options.config, options.env);
   const logs = new LogCapture();
   const app = await App.create({ config, logDestination: logs, clock: options.clock });
   const url = await app.listen();
@@ -80,7 +63,10 @@ export async function startTestApp(options: TestAppOptions = {}): Promise<TestAp
     client: (token) => new GraphQLTestClient(url, token ?? null),
     close: async () => {
       await app.dispose();
-      if (!options.keepData) rmSync(dataDir, { recursive: true, force: true });
+      if (!options.keepData) {
+        await dropTestDatabase(pgUrl);
+        rmSync(dataDir, { recursive: true, force: true });
+      }
     },
   };
 }

@@ -56,6 +56,10 @@ describe('validation messages name the key and the fix', () => {
     expect(errorOf({ server: { port: 70000 } })).toMatch(/"server\.port".*Fix: use a number at most 65535/);
   });
 
+  it('session.reset_timezone: an unknown zone says what a valid one looks like', () => {
+    expect(errorOf({ session: { reset_timezone: 'Mars/Olympus' } })).toMatch(/"session\.reset_timezone".*IANA time zone.*Europe\/Berlin/);
+  });
+
   it('session.compact_threshold: 0 gives the minimum', () => {
     expect(errorOf({ session: { compact_threshold: 0 } })).toMatch(
       /"session\.compact_threshold".*at least 0\.1/,

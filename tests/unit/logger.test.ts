@@ -1,5 +1,6 @@
 import { prettyLine, createLogger } from '../../server/common/logger';
 import { SecretRedactor } from '../../server/common/secret-redactor';
+import { QueryFailedError } from 'typeorm';
 import { LogCapture } from '../support/log-capture';
 
 describe('logger', () => {
@@ -21,5 +22,20 @@ describe('logger', () => {
       expect(capture.text).not.toContain('super-secret-value');
       expect(capture.text).not.toContain('mun_abcdefghijklmnopqrstuvwxyz0123456789');
     }
+  });
+
+  it('keeps what people wrote out of logged errors: SQL parameters of a failed query, request bodies, nested causes', () => {
+    const capture = new LogCapture();
+    const logger = createLogger({ destination: capture, redactor: new SecretRedactor() });
+    const driver = Object.assign(new Error('SQLITE_CONSTRAINT: NOT NULL constraint failed: messages.sessionId'), { code: 'SQLITE_CONSTRAINT' });
+    const failed = new QueryFailedError('INSERT INTO "messages"("id", "content") VALUES (?, ?)', ['m1', 'my private diary entry'], driver);
+    logger.warn({ err: failed }, 'turn failed');
+    logger.error({ err: new Error('request failed', { cause: Object.assign(new Error('bad'), { body: '{"text":"call my doctor"}' }) }) }, 'x');
+    logger.flush();
+    expect(capture.text).toContain('NOT NULL constraint failed');
+    expect(capture.text).toContain('INSERT INTO');
+    expect(capture.text).not.toContain('my private diary entry');
+    expect(capture.text).not.toContain('call my doctor');
+    expect(capture.text).toContain('[content omitted]');
   });
 });

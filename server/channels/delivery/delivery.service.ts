@@ -1,5 +1,6 @@
 import type { Ctx } from '../../common/ctx';
 import type { Logger } from '../../common/logger';
+import { NO_METRICS, type Metrics } from '../../common/metrics';
 import type { OutboundRequest, OutboundSender } from '../../modules/agent';
 import type { NoticeSender, NoticeTarget, SessionEventPublisher } from '../../modules/events';
 import type { ChannelRegistry } from '../channel-registry';
@@ -23,12 +24,16 @@ const BUSY_RETRY_MS = 200;
  */
 export class DeliveryService implements OutboundSender, NoticeSender {
   constructor(
-    private readonly deps: { channels: ChannelRegistry; mailbox: Mailbox; jobs: DeliveryJobs; events: SessionEventPublisher; logger: Logger },
+    private readonly deps: { channels: ChannelRegistry; mailbox: Mailbox; jobs: DeliveryJobs; events: SessionEventPublisher; logger: Logger; metrics?: Metrics },
     private readonly options: { attempts: number },
   ) {}
 
+  private get metrics(): Metrics {
+    return this.deps.metrics ?? NO_METRICS;
+  }
+
   deliver(ctx: Ctx, req: OutboundRequest): Promise<void> {
-    return this.hand({ channel: req.channel, chatId: req.chatId, key: `reply:${req.messageId}`, sessionId: req.sessionId }, req.text, 'reply');
+    return this.hand({ channel: req.channel, chatId: req.chatId, key: `reply:${req.messageId}`, sessionId: req.sessionId }, req.text, 'reply', req.turnId);
   }
 
   notify(ctx: Ctx, target: NoticeTarget, text: string): Promise<void> {
@@ -39,12 +44,12 @@ export class DeliveryService implements OutboundSender, NoticeSender {
    * A notice of a session is published on its event stream (every subscriber sees it); a reply is there
    * already (MessageAdded). Platform chats also get the text through their mailbox.
    */
-  private async hand(target: NoticeTarget, text: string, kind: 'reply' | 'notice'): Promise<void> {
+  private async hand(target: NoticeTarget, text: string, kind: 'reply' | 'notice', turnId?: string): Promise<void> {
     if (kind === 'notice' && target.sessionId) await this.deps.events.publish(target.sessionId, { type: 'Notice', level: target.level ?? 'info', text });
     const transport = this.deps.channels.get(target.channel);
     if (!target.chatId || transport?.delivery === 'session-events') return;
     const limit = transport?.maxMessageLength ?? 4000;
-    await this.deps.mailbox.add(chatOf(target.channel, target.chatId), { key: target.key, chunks: splitMessage(text, limit) });
+    await this.deps.mailbox.add(chatOf(target.channel, target.chatId), { key: target.key, chunks: splitMessage(text, limit), ...(turnId ? { stream: turnId } : {}) });
     // Also when the key was already there: a drain job costs little and makes sure the mailbox is served.
     await this.deps.jobs.schedule(target.channel, target.chatId, target.key);
   }
@@ -71,9 +76,11 @@ export class DeliveryService implements OutboundSender, NoticeSender {
               result.skipped += 1;
               continue;
             }
-            await transport.send({ chatId, text: item.chunks[i]!, idempotencyKey: `${item.key}:${i}` }, signal);
+            const stream = item.stream ? { stream: { key: item.stream, first: i === 0 } } : {};
+            await transport.send({ chatId, text: item.chunks[i]!, idempotencyKey: `${item.key}:${i}`, ...stream }, signal);
             await mailbox.markSent(item.key, i);
             result.sent += 1;
+            this.metrics.inc('muninn_deliveries_total', { channel });
           }
         } catch (err) {
           if (signal.aborted) throw err;
@@ -96,9 +103,11 @@ export class DeliveryService implements OutboundSender, NoticeSender {
       const delay = RETRY_BASE_MS * 2 ** (failures - 1);
       await this.deps.mailbox.setBackoff(key, delay);
       this.deps.logger.warn({ err: (err as Error).message, channel, key, failures, retryInMs: delay }, 'delivery failed; retrying');
+      this.metrics.inc('muninn_delivery_retries_total', { channel });
       return delay;
     }
     this.deps.logger.error({ err: (err as Error).message, channel, key, failures }, 'delivery given up');
+    this.metrics.inc('muninn_deliveries_given_up_total', { channel });
     return null;
   }
 }

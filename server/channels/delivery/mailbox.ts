@@ -2,6 +2,8 @@
 export interface MailItem {
   key: string;
   chunks: string[];
+  /** The turn whose live reply the chunks replace (see OutboundChunk.stream). */
+  stream?: string;
 }
 
 /**

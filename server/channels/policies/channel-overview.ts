@@ -1,4 +1,5 @@
 import type { Ctx } from '../../common/ctx';
+import { pushIterator } from '../../common/push-iterator';
 import { TrustLevel } from '../../common/trust';
 import { access } from '../../modules/users';
 import type { ChannelRegistry } from '../channel-registry';
@@ -47,7 +48,7 @@ export class ChannelOverview {
    */
   watch(ctx: Ctx): AsyncIterableIterator<ChannelInfo> {
     access.requireTrust(ctx, TrustLevel.ADMIN, 'channel status');
-    const statuses = listen<ChannelStatus>((push) => this.deps.registry.onStatus(push));
+    const statuses = pushIterator<ChannelStatus>((push) => this.deps.registry.onStatus(push));
     const describe = (status: ChannelStatus) => this.describe(ctx, status);
     const iterator: AsyncIterableIterator<ChannelInfo> = {
       async next() {
@@ -75,37 +76,4 @@ export class ChannelOverview {
       updatedAt: status.updatedAt,
     };
   }
-}
-
-/** Turns a callback subscription into an async iterator with an unbounded, ordered buffer. */
-function listen<T>(subscribe: (push: (value: T) => void) => () => void): AsyncIterableIterator<T> {
-  const buffer: T[] = [];
-  const waiting: Array<(result: IteratorResult<T>) => void> = [];
-  let done = false;
-  const unsubscribe = subscribe((value) => {
-    if (done) return;
-    const resolve = waiting.shift();
-    if (resolve) resolve({ done: false, value });
-    else buffer.push(value);
-  });
-  const iterator: AsyncIterableIterator<T> = {
-    next() {
-      if (buffer.length) return Promise.resolve({ done: false, value: buffer.shift()! });
-      if (done) return Promise.resolve({ done: true, value: undefined });
-      return new Promise((resolve) => waiting.push(resolve));
-    },
-    return() {
-      if (!done) {
-        done = true;
-        unsubscribe();
-        buffer.length = 0;
-        for (const resolve of waiting.splice(0)) resolve({ done: true, value: undefined });
-      }
-      return Promise.resolve({ done: true, value: undefined });
-    },
-    [Symbol.asyncIterator]() {
-      return iterator;
-    },
-  };
-  return iterator;
 }

@@ -1,6 +1,7 @@
 import { Ctx } from '../../common/ctx';
 import type { Logger } from '../../common/logger';
 import type { PluginSettingService } from '../../modules/plugins';
+import type { ChannelLeases, HeldChannelLease } from '../channel-leases';
 import type { ChannelRegistry } from '../channel-registry';
 import type { InboundSink } from '../channel.types';
 
@@ -23,6 +24,10 @@ export interface ChannelSwitchDeps {
   /** Where started transports deliver inbound messages (the inbound pipeline). */
   sink: InboundSink;
   logger: Logger;
+  /** One holder per channel in the cluster; without it this process runs every channel that is on. */
+  leases?: ChannelLeases;
+  /** Whether this process runs channels itself (else it only follows the settings, e.g. for webhooks). @default true */
+  contend?: boolean;
 }
 
 /**
@@ -38,6 +43,9 @@ export interface ChannelSwitchDeps {
 export class ChannelSwitch {
   private readonly options: Required<ChannelSwitchOptions>;
   private readonly desired = new Map<string, boolean>();
+  private readonly leases = new Map<string, HeldChannelLease>();
+  /** Channels whose start failed since their setting last changed: not retried in a loop. */
+  private readonly failed = new Set<string>();
   private timer: NodeJS.Timeout | null = null;
   private running: Promise<void> = Promise.resolve();
   private readonly ctx: Ctx;
@@ -66,40 +74,92 @@ export class ChannelSwitch {
 
   /**
    * Reads the settings once and starts or stops the transports whose setting changed since the last
-   * read (on the first read: every transport). Runs are serialized; errors are logged, never thrown.
+   * read (on the first read: every transport). With leases, a channel that is on but held elsewhere is
+   * tried again at every read, and one whose lease was lost is stopped. Runs are serialized; errors are
+   * logged, never thrown.
    */
   reconcile(): Promise<void> {
     this.running = this.running.then(() => this.reconcileOnce());
     return this.running;
   }
 
-  /** Stops watching (the transports keep their state; ChannelRegistry.stopAll stops them). */
-  stop(): void {
+  /** Stops watching; the channels this process holds are stopped, then their leases released. */
+  async stop(): Promise<void> {
     if (this.timer) clearInterval(this.timer);
     this.timer = null;
+    await this.running;
+    if (!this.deps.leases) return;
+    for (const channel of [...this.leases.keys()]) {
+      await this.deps.registry
+        .stop(channel)
+        .catch((err: unknown) => this.deps.logger.warn({ err, channel }, 'channel did not stop cleanly'));
+      await this.release(channel);
+    }
   }
 
   private async reconcileOnce(): Promise<void> {
-    const { registry, sink, logger } = this.deps;
+    const { registry, logger } = this.deps;
     // Session-event channels (web, TUI) are switched by the config and served by the API: nothing to start.
     for (const transport of registry.all().filter((t) => t.delivery !== 'session-events')) {
       const channel = transport.channel;
       try {
         const on = await this.isOn(this.ctx, channel);
-        if (this.desired.get(channel) === on) continue;
+        if (this.desired.get(channel) !== on) this.failed.delete(channel);
         this.desired.set(channel, on);
-        if (on && !registry.isStarted(channel)) {
-          logger.info({ channel }, `starting channel ${channel} (plugin setting ${channelPluginName(channel)} is on)`);
-          await registry.start(channel, sink);
-        } else if (!on && registry.isStarted(channel)) {
-          logger.info({ channel }, `stopping channel ${channel} (plugin setting ${channelPluginName(channel)} is off)`);
-          await registry.stop(channel);
+        registry.markOn(channel, on);
+        if (!on) {
+          if (registry.isStarted(channel)) {
+            logger.info(
+              { channel },
+              `stopping channel ${channel} (plugin setting ${channelPluginName(channel)} is off)`,
+            );
+            await registry.stop(channel);
+          }
+          await this.release(channel);
+          continue;
         }
+        await this.keepRunning(channel);
       } catch (err) {
         // Forget the state so the next poll tries again.
         this.desired.delete(channel);
         logger.warn({ err, channel }, 'could not apply the channel setting');
       }
     }
+  }
+
+  /** A channel that is on: keep it running here if this process holds (or can take) its lease. */
+  private async keepRunning(channel: string): Promise<void> {
+    const { registry, sink, logger, leases } = this.deps;
+    if (this.deps.contend === false) return;
+    const held = this.leases.get(channel);
+    if (registry.isStarted(channel)) {
+      if (held?.lost) {
+        logger.warn({ channel }, `lost the lease of channel ${channel}; another process runs it now`);
+        this.leases.delete(channel);
+        await registry.stop(channel);
+      }
+      return;
+    }
+    if (this.failed.has(channel)) return;
+    if (leases && !held) {
+      const lease = await leases.tryAcquire(channel);
+      if (!lease) return; // another process runs it
+      this.leases.set(channel, lease);
+    }
+    logger.info(
+      { channel },
+      `starting channel ${channel} (plugin setting ${channelPluginName(channel)} is on)`,
+    );
+    await registry.start(channel, sink);
+    if (!registry.isStarted(channel)) {
+      this.failed.add(channel);
+      await this.release(channel);
+    }
+  }
+
+  private async release(channel: string): Promise<void> {
+    const lease = this.leases.get(channel);
+    this.leases.delete(channel);
+    await lease?.release().catch(() => undefined);
   }
 }

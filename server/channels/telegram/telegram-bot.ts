@@ -13,6 +13,20 @@ export interface PollWatcher {
 /** Methods that post into a chat, and so count against Telegram's per-chat and per-group limits. */
 const SEND_METHODS = new Set(['sendMessage', 'editMessageText', 'sendPhoto', 'sendDocument', 'sendMediaGroup']);
 
+/**
+ * Per private chat: a burst of a few messages at once, then one per second on average (Telegram asks for
+ * about one message per second in a chat and allows short bursts). A 429 still holds the chat's slot
+ * while auto-retry waits out `retry_after`.
+ */
+export const PER_CHAT_BURST = 4;
+const perChatThrottle = {
+  maxConcurrent: 1,
+  reservoir: PER_CHAT_BURST,
+  reservoirIncreaseAmount: 1,
+  reservoirIncreaseInterval: 1000,
+  reservoirIncreaseMaximum: PER_CHAT_BURST,
+};
+
 /** grammY's Node build types signals with the `abort-controller` polyfill; at runtime Node's own work. */
 export type ApiSignal = Parameters<Bot['api']['getMe']>[0];
 export const apiSignal = (signal?: AbortSignal): ApiSignal => signal as unknown as ApiSignal;
@@ -20,13 +34,13 @@ export const apiSignal = (signal?: AbortSignal): ApiSignal => signal as unknown 
 /**
  * A grammY bot with the API transformers the transport relies on, installed inner to outer:
  * `@grammyjs/auto-retry` (waits out 429 `retry_after`, retries 5xx; network errors are rethrown so
- * the outbound queue and the poller decide), `@grammyjs/transformer-throttler` on sends only (about
- * 1 message/s per chat, 20/min per group, 30/s overall; a 429 wait holds the chat's slot), and a
+ * the outbound queue and the poller decide), `@grammyjs/transformer-throttler` on sends only (a burst of
+ * PER_CHAT_BURST, then about 1 message/s per chat; 20/min per group, 30/s overall; a 429 wait holds the chat's slot), and a
  * watcher on getUpdates.
  */
 export function createTelegramBot(token: string, apiRoot: string, watcher: PollWatcher): Bot {
   const bot = new Bot(token, { client: { apiRoot } });
-  const throttle = apiThrottler();
+  const throttle = apiThrottler({ out: perChatThrottle });
   bot.api.config.use(autoRetry({ maxRetryAttempts: 5, maxDelaySeconds: 300, rethrowHttpErrors: true }));
   bot.api.config.use(((prev, method, payload, signal) => (SEND_METHODS.has(method) ? throttle(prev, method, payload, signal) : prev(method, payload, signal))) as Transformer);
   bot.api.config.use((async (prev, method, payload, signal) => {

@@ -1,4 +1,4 @@
-import { randomBytes } from 'node:crypto';
+import { createHmac, randomBytes } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { run, sequentialize } from '@grammyjs/runner';
 import { GrammyError, type Bot } from 'grammy';
@@ -8,12 +8,12 @@ import type { Logger } from '../../common/logger';
 import type { InboundImage } from '../../modules/conversation';
 import type { ChannelStatus, ChannelTransport, InboundSink, OutboundChunk } from '../channel.types';
 import { apiSignal, createTelegramBot, type PollWatcher } from './telegram-bot';
-import { TELEGRAM_COMMANDS } from './telegram-commands';
 import { describeTelegramError, withoutToken } from './telegram-errors';
 import { downloadBotFile } from './telegram-files';
 import { isEntityParseError, toTelegramHtml } from './telegram-format';
 import { ChannelStatusTracker, secretMatches, sleep, TypingRefresher } from './telegram-support';
 import { mapTelegramMessage, type TelegramMediaRef } from './telegram.mapper';
+import { TelegramStreamer, type LiveReplyApi } from './telegram-streamer';
 
 /** Options of {@link TelegramTransport}; every field but `token` and `logger` has a default. */
 export interface TelegramTransportOptions {
@@ -36,6 +36,14 @@ export interface TelegramTransportOptions {
   retryMinMs?: number;
   /** @default 60000 */
   retryMaxMs?: number;
+  /** The command menu registered with setMyCommands (the server's slash commands). @default none */
+  commands?: () => ReadonlyArray<{ command: string; description: string }>;
+  /** `edit`: replies stream live into the chat while the model writes (see TelegramStreamer). @default 'off' */
+  stream?: 'off' | 'edit';
+  /** Least time between two updates of a live reply in a private chat (groups: three times it). @default 1000 */
+  streamIntervalMs?: number;
+  /** How often "typing…" is sent again while a turn runs (Telegram shows it for about 5 s). @default 4000 */
+  typingRefreshMs?: number;
 }
 
 /**
@@ -47,15 +55,19 @@ export interface TelegramTransportOptions {
 export class TelegramTransport implements ChannelTransport {
   readonly channel = 'telegram';
   readonly maxMessageLength = 4096;
-  private readonly o: Required<Omit<TelegramTransportOptions, 'token' | 'webhookUrl' | 'onStatus' | 'redactor'>>;
+  private readonly o: Required<Omit<TelegramTransportOptions, 'token' | 'webhookUrl' | 'onStatus' | 'redactor' | 'stream' | 'streamIntervalMs' | 'commands' | 'typingRefreshMs'>>;
+  private readonly streamer: TelegramStreamer | null;
+  /** Set when replies stream (`stream: edit`); see ChannelTransport.liveReply. */
+  readonly liveReply?: (chatId: string, key: string, textSoFar: string) => void;
   private readonly status$: ChannelStatusTracker;
-  private readonly typing = new TypingRefresher((chatId) => this.sendTyping(chatId));
-  private readonly hookPath = `/hooks/telegram/${randomBytes(18).toString('base64url')}`;
-  private readonly hookSecret = randomBytes(24).toString('base64url');
+  private readonly typing: TypingRefresher;
+  private readonly hookPath: string;
+  private readonly hookSecret: string;
   private bot: Bot | null = null;
+  /** Answers webhook updates in a process that does not hold the channel (its bot info, no polling). */
+  private receiver: Promise<Bot> | null = null;
   private life: AbortController | null = null;
   private supervisor: Promise<void> | null = null;
-  private sink: InboundSink | null = null;
   private failures = 0;
 
   constructor(private readonly options: TelegramTransportOptions) {
@@ -68,14 +80,47 @@ export class TelegramTransport implements ChannelTransport {
       retryMaxMs: options.retryMaxMs ?? 60_000,
     };
     this.status$ = new ChannelStatusTracker(this.channel, () => options.onStatus?.(this));
+    this.streamer = options.stream === 'edit' ? new TelegramStreamer(() => this.liveApi(), { intervalMs: options.streamIntervalMs ?? 1000, logger: this.o.logger }) : null;
+    if (this.streamer) {
+      const streamer = this.streamer;
+      this.liveReply = (chatId, key, text) => streamer.update(chatId, key, text);
+    }
+    this.typing = new TypingRefresher((chatId) => this.sendTyping(chatId), options.typingRefreshMs ?? 4000);
+    // Derived from the bot token, so every process of a cluster serves the same hook (and no one else can guess it).
+    const derive = (purpose: string, bytes: number) =>
+      options.token
+        ? createHmac('sha256', options.token)
+            .update(`muninn telegram ${purpose}`)
+            .digest()
+            .subarray(0, bytes)
+            .toString('base64url')
+        : randomBytes(bytes).toString('base64url');
+    this.hookPath = `/hooks/telegram/${derive('webhook path', 18)}`;
+    this.hookSecret = derive('webhook secret', 24);
     options.redactor?.add(this.hookPath.split('/').pop()!);
     options.redactor?.add(this.hookSecret);
   }
 
   /** The transport for `channels.telegram` of the config. */
-  static fromConfig(deps: { config: AppConfig; logger: Logger; redactor: { add(secret: string): void }; onStatus: (t: ChannelTransport) => void }): TelegramTransport {
+  static fromConfig(deps: {
+    config: AppConfig;
+    logger: Logger;
+    redactor: { add(secret: string): void };
+    onStatus: (t: ChannelTransport) => void;
+    commands?: () => ReadonlyArray<{ command: string; description: string }>;
+  }): TelegramTransport {
     const c = deps.config.channels.telegram;
-    return new TelegramTransport({ token: c.bot_token, apiRoot: c.api_root, webhookUrl: c.webhook_url, logger: deps.logger, redactor: deps.redactor, onStatus: deps.onStatus });
+    return new TelegramTransport({
+      token: c.bot_token,
+      apiRoot: c.api_root,
+      webhookUrl: c.webhook_url,
+      logger: deps.logger,
+      redactor: deps.redactor,
+      onStatus: deps.onStatus,
+      stream: c.stream,
+      streamIntervalMs: c.stream_interval_ms,
+      commands: deps.commands,
+    });
   }
 
   status(): ChannelStatus {
@@ -88,13 +133,9 @@ export class TelegramTransport implements ChannelTransport {
       this.status$.set('ERROR', 'channels.telegram.bot_token is not set (env TELEGRAM_BOT_TOKEN); get one from @BotFather');
       throw new Error('channels.telegram.enabled is true but channels.telegram.bot_token is not set (env TELEGRAM_BOT_TOKEN)');
     }
-    this.sink = sink;
     this.life = new AbortController();
     this.bot = createTelegramBot(this.options.token, this.o.apiRoot, this.pollWatcher());
-    this.bot.use(sequentialize((ctx) => ctx.chat?.id.toString()));
-    this.bot.on('message', (ctx) => this.onMessage(ctx.message));
-    this.bot.use((ctx) => this.o.logger.debug({ updateId: ctx.update.update_id, kinds: Object.keys(ctx.update) }, 'telegram: update skipped (not a message)'));
-    this.bot.catch((err) => this.o.logger.warn({ err: this.clean(err.error), updateId: err.ctx.update.update_id }, 'telegram: update failed'));
+    this.handleUpdates(this.bot, sink);
     this.status$.set('STARTING', null);
     this.supervisor = this.supervise(this.bot, this.life.signal);
   }
@@ -104,15 +145,32 @@ export class TelegramTransport implements ChannelTransport {
     this.life.abort();
     await this.supervisor;
     this.typing.clearAll();
-    this.bot = this.life = this.supervisor = this.sink = null;
+    this.streamer?.clearAll();
+    this.bot = this.life = this.supervisor = null;
     this.status$.set('STOPPED');
   }
 
   async send(chunk: OutboundChunk, signal?: AbortSignal): Promise<{ platformMessageId?: string }> {
-    const api = this.requireBot().api;
+    this.requireBot();
     // Telegram drops blank lines at the edges anyway; a chunk cut at a paragraph break may start with one.
     const text = chunk.text.replace(/^\n+|\n+$/g, '');
     if (!text.trim()) return {};
+    if (chunk.stream) {
+      // The live reply stops first; its message (edit mode) becomes the first chunk of the final text.
+      const live = await this.streamer?.finish(chunk.stream.key);
+      if (chunk.stream.first && live?.messageId) {
+        await this.editFinal(chunk.chatId, live.messageId, text, signal);
+        this.streamer?.forget(chunk.stream.key);
+        return { platformMessageId: String(live.messageId) };
+      }
+    }
+    const sent = await this.sendText(chunk, text, signal);
+    if (chunk.stream) this.streamer?.forget(chunk.stream.key);
+    return sent;
+  }
+
+  private async sendText(chunk: OutboundChunk, text: string, signal?: AbortSignal): Promise<{ platformMessageId?: string }> {
+    const api = this.requireBot().api;
     const other = chunk.replyTo ? { reply_parameters: { message_id: Number(chunk.replyTo), allow_sending_without_reply: true } } : {};
     try {
       const sent = await api.sendMessage(chunk.chatId, toTelegramHtml(text), { ...other, parse_mode: 'HTML' }, apiSignal(signal));
@@ -125,13 +183,79 @@ export class TelegramTransport implements ChannelTransport {
     return { platformMessageId: String(sent.message_id) };
   }
 
+  /** Replaces a live reply's text with the final one (HTML, plain when Telegram refuses the formatting). */
+  private async editFinal(chatId: string, messageId: number, text: string, signal?: AbortSignal): Promise<void> {
+    const api = this.requireBot().api;
+    const unchanged = (err: unknown) => err instanceof GrammyError && /message is not modified/i.test(err.description);
+    try {
+      await api.editMessageText(chatId, messageId, toTelegramHtml(text), { parse_mode: 'HTML' }, apiSignal(signal));
+      return;
+    } catch (err) {
+      if (unchanged(err)) return;
+      if (!(err instanceof GrammyError && isEntityParseError(err.description))) throw withoutToken(err, this.options.token);
+      this.o.logger.warn({ chatId, error: err.description }, 'telegram: formatting rejected, sending as plain text');
+    }
+    await api.editMessageText(chatId, messageId, text, {}, apiSignal(signal)).catch((err: unknown) => (unchanged(err) ? undefined : Promise.reject(withoutToken(err, this.options.token))));
+  }
+
+  /** The Bot API calls of live replies, bound to the running bot. */
+  private liveApi(): LiveReplyApi | null {
+    const api = this.bot?.api;
+    if (!api) return null;
+    return {
+      draft: async (chatId, draftId, text) => void (await api.sendMessageDraft(Number(chatId), draftId, text)),
+      send: async (chatId, text) => (await api.sendMessage(chatId, text)).message_id,
+      edit: async (chatId, messageId, text) => void (await api.editMessageText(chatId, messageId, text)),
+    };
+  }
+
   async setTyping(chatId: string, on: boolean): Promise<void> {
     await this.typing.set(chatId, on && this.bot !== null);
   }
 
-  webhook(): ReturnType<NonNullable<ChannelTransport['webhook']>> {
+  /**
+   * The webhook endpoint (webhook mode). `sink` lets a process that does not hold the channel (API and
+   * worker processes apart) answer the updates Telegram posts to it; the holder registers the webhook.
+   */
+  webhook(sink?: InboundSink): ReturnType<NonNullable<ChannelTransport['webhook']>> {
     if (!this.options.webhookUrl) return null;
-    return { path: this.hookPath, handler: (req, res) => void this.onWebhook(req, res) };
+    return { path: this.hookPath, handler: (req, res) => void this.onWebhook(req, res, sink) };
+  }
+
+  /** Message handling of a bot: per-chat order, messages to the sink, everything else skipped. */
+  private handleUpdates(bot: Bot, sink: InboundSink): void {
+    bot.use(sequentialize((ctx) => ctx.chat?.id.toString()));
+    bot.on('message', (ctx) => this.onMessage(bot, sink, ctx.message));
+    bot.use((ctx) =>
+      this.o.logger.debug(
+        { updateId: ctx.update.update_id, kinds: Object.keys(ctx.update) },
+        'telegram: update skipped (not a message)',
+      ),
+    );
+    bot.catch((err) =>
+      this.o.logger.warn(
+        { err: this.clean(err.error), updateId: err.ctx.update.update_id },
+        'telegram: update failed',
+      ),
+    );
+  }
+
+  /** A bot that only handles posted updates (getMe once; never polls, never sets the webhook). */
+  private receiverBot(sink: InboundSink): Promise<Bot> {
+    this.receiver ??= (async () => {
+      const bot = createTelegramBot(this.options.token!, this.o.apiRoot, {
+        probing: () => false,
+        succeeded: () => undefined,
+        failed: () => undefined,
+      });
+      this.handleUpdates(bot, sink);
+      await bot.init();
+      return bot;
+    })().catch((err: unknown) => {
+      this.receiver = null;
+      throw err;
+    });
+    return this.receiver;
   }
 
   // === Lifecycle
@@ -142,8 +266,9 @@ export class TelegramTransport implements ChannelTransport {
     while (!signal.aborted) {
       try {
         bot.botInfo = await bot.api.getMe(apiSignal(signal));
-        if (!commandsSet) {
-          await bot.api.setMyCommands(TELEGRAM_COMMANDS, {}, apiSignal(signal)).catch((err: unknown) => this.o.logger.warn({ err: this.clean(err) }, 'telegram: setMyCommands failed'));
+        const menu = this.options.commands?.() ?? [];
+        if (!commandsSet && menu.length) {
+          await bot.api.setMyCommands([...menu], {}, apiSignal(signal)).catch((err: unknown) => this.o.logger.warn({ err: this.clean(err) }, 'telegram: setMyCommands failed'));
           commandsSet = true;
         }
         if (this.options.webhookUrl) {
@@ -191,16 +316,20 @@ export class TelegramTransport implements ChannelTransport {
 
   // === Inbound
 
-  private async onMessage(msg: Message): Promise<void> {
-    const me = this.requireBot().botInfo;
+  private async onMessage(bot: Bot, sink: InboundSink, msg: Message): Promise<void> {
+    const me = bot.botInfo;
     const mapped = mapTelegramMessage(msg, { id: me.id, username: me.username });
-    if (!mapped.ok) return void this.o.logger.debug({ chatId: msg.chat?.id, messageId: msg.message_id, reason: mapped.reason }, 'telegram: message skipped');
-    const image = mapped.media ? await this.fetchImage(mapped.media) : null;
+    if (!mapped.ok)
+      return void this.o.logger.debug(
+        { chatId: msg.chat?.id, messageId: msg.message_id, reason: mapped.reason },
+        'telegram: message skipped',
+      );
+    const image = mapped.media ? await this.fetchImage(bot, mapped.media) : null;
     if (image) mapped.message.images = [image];
-    await this.sink?.(mapped.message);
+    await sink(mapped.message);
   }
 
-  private async fetchImage(ref: TelegramMediaRef): Promise<InboundImage | null> {
+  private async fetchImage(bot: Bot, ref: TelegramMediaRef): Promise<InboundImage | null> {
     const max = this.o.maxImageBytes;
     const tooLarge = (size: number | null | undefined) => {
       this.o.logger.info({ fileId: ref.fileId, size, maxBytes: max }, 'telegram: image skipped (too large)');
@@ -208,7 +337,7 @@ export class TelegramTransport implements ChannelTransport {
     };
     if (ref.fileSize !== null && ref.fileSize > max) return tooLarge(ref.fileSize);
     try {
-      const file = await this.requireBot().api.getFile(ref.fileId);
+      const file = await bot.api.getFile(ref.fileId);
       if (!file.file_path) throw new Error('getFile returned no file_path');
       if ((file.file_size ?? 0) > max) return tooLarge(file.file_size);
       const data = await downloadBotFile(`${this.o.apiRoot}/file/bot${this.options.token}/${file.file_path}`, max);
@@ -219,10 +348,16 @@ export class TelegramTransport implements ChannelTransport {
     }
   }
 
-  private async onWebhook(req: IncomingMessage & { body?: unknown }, res: ServerResponse): Promise<void> {
-    if (!secretMatches(req.headers['x-telegram-bot-api-secret-token'], this.hookSecret)) return void res.writeHead(401).end();
-    const bot = this.bot;
-    if (!bot?.isInited()) return void res.writeHead(503).end();
+  private async onWebhook(
+    req: IncomingMessage & { body?: unknown },
+    res: ServerResponse,
+    sink?: InboundSink,
+  ): Promise<void> {
+    if (!secretMatches(req.headers['x-telegram-bot-api-secret-token'], this.hookSecret))
+      return void res.writeHead(401).end();
+    let bot = this.bot?.isInited() ? this.bot : null;
+    if (!bot && sink && this.options.token) bot = await this.receiverBot(sink).catch(() => null);
+    if (!bot) return void res.writeHead(503).end();
     const update = req.body as Update | undefined;
     if (typeof update?.update_id !== 'number') return void res.writeHead(400).end();
     // Answered after the update is handled: ordering holds, and a failed delivery is retried by Telegram.

@@ -44,6 +44,8 @@ export interface WhatsAppTransportOptions {
   printQr?: (rendered: string) => void;
   /** Level of Baileys' own (chatty) logs. @default 'warn' */
   sdkLogLevel?: string;
+  /** How often "composing…" is sent again while a turn runs (clients drop it after about 25 s). @default 10000 */
+  composingRefreshMs?: number;
 }
 
 /**
@@ -70,10 +72,11 @@ export class WhatsAppTransport implements ChannelTransport {
   private lastQr: string | null = null;
   private inbound: Promise<void> = Promise.resolve();
   private saving: Promise<void> = Promise.resolve();
-  private readonly typing = new ComposingPresence((type, chatId) => this.presence(type, chatId));
+  private readonly typing: ComposingPresence;
 
   constructor(private readonly options: WhatsAppTransportOptions) {
     this.limiter = new SendRateLimiter({ perChatPerSecond: options.perChatPerSecond, perMinute: options.perMinute });
+    this.typing = new ComposingPresence((type, chatId) => this.presence(type, chatId), options.composingRefreshMs);
   }
 
   status(): ChannelStatus {

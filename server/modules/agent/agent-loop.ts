@@ -13,9 +13,9 @@ import type { SessionLifecycleService } from '../sessions';
 import { ChatKind, MessageRole, MessageStatus } from '../sessions';
 import type { TokenCounts, UsageService } from '../usage';
 import type { User, UserService } from '../users';
-import { NO_COMPACTOR, type AgentTools, type ChatPresence, type ExchangeListener, type MemoryRecall, type OutboundSender, type SkillSource, type TurnCompactor } from './agent.ports';
+import { NO_COMPACTOR, type AgentToolOutcome, type AgentTools, type ChatPresence, type ExchangeListener, type MemoryRecall, type OutboundSender, type SkillSource, type TurnCompactor } from './agent.ports';
 import { loadHistory } from './history';
-import type { ModelCaller } from '../models';
+import type { CallPriority, ModelCaller, ModelRole } from '../models';
 import { buildPrompt } from './prompt-builder';
 import { parseTextToolCalls } from './tool-call-parser';
 import { describeModelFailure } from './model-failure';
@@ -44,6 +44,23 @@ export interface AgentLoopDeps {
   compactor?: TurnCompactor;
 }
 
+/**
+ * How a turn runs. Conversation turns use {@link CONVERSATION_TURN}; a beat's task runs as a heartbeat
+ * turn: its own model role and priority, no earlier messages, some tools withheld, no summary.
+ */
+export interface TurnProfile {
+  role: ModelRole;
+  priority: CallPriority;
+  /** Include earlier messages of the session in the prompt. */
+  history: boolean;
+  /** Tools neither shown nor run in this turn (a call to one is answered as refused). */
+  withheldTools: ReadonlySet<string>;
+  /** Hand the finished exchange to the exchange listener (the summarizer). */
+  summarize: boolean;
+}
+
+export const CONVERSATION_TURN: TurnProfile = { role: 'main', priority: 'interactive', history: true, withheldTools: new Set(), summarize: true };
+
 /** The turn's messages were moved to a new session by a compaction and are answered there. */
 class TurnMovedError extends Error {}
 
@@ -71,7 +88,7 @@ export class AgentLoop implements TurnExecutor {
     private readonly options: AgentLoopOptions,
   ) {}
 
-  async runTurn(jobCtx: Ctx, session: Session, batch: Message[], turnId: string, signal: AbortSignal): Promise<void> {
+  async runTurn(jobCtx: Ctx, session: Session, batch: Message[], turnId: string, signal: AbortSignal, profile: TurnProfile = CONVERSATION_TURN): Promise<void> {
     const { events } = this.deps;
     const last = batch[batch.length - 1]!;
     const sender = last.userId ? await this.deps.users.findOne(jobCtx, last.userId) : null;
@@ -82,11 +99,11 @@ export class AgentLoop implements TurnExecutor {
     await typing(true);
     let usage: TokenCounts = { ...ZERO };
     try {
-      const { text, usage: used } = await this.think(ctx, session, batch, turnId, signal, sender);
+      const { text, usage: used } = await this.think(ctx, session, batch, turnId, signal, sender, profile);
       usage = used;
       const reply = await this.finish(ctx, session, batch, turnId, text, usage, MessageStatus.DONE);
       await events.publish(session.id, { type: 'TurnFinished', turnId, status: 'done', replyMessageId: reply.id });
-      await this.deps.exchange.afterExchange(ctx, session, { userMessageIds: batch.map((m) => m.id), replyMessageId: reply.id });
+      if (profile.summarize) await this.deps.exchange.afterExchange(ctx, session, { userMessageIds: batch.map((m) => m.id), replyMessageId: reply.id });
     } catch (err) {
       if (signal.aborted || err instanceof TurnAbortedError) {
         const reason = signal.reason instanceof TurnAbortedError ? signal.reason.reason : 'stopped';
@@ -129,42 +146,46 @@ export class AgentLoop implements TurnExecutor {
     turnId: string,
     signal: AbortSignal,
     sender: User | null,
+    profile: TurnProfile,
   ): Promise<{ text: string; usage: TokenCounts }> {
     const { models, tools, events, db } = this.deps;
-    const info = models.info('main');
+    const info = models.info(profile.role);
     const mayUseTools = !!sender && trustAtLeast(sender.trust, TrustLevel.MEMBER);
-    const specs = mayUseTools ? await tools.specsFor(ctx, session.channel) : [];
-    const skills = mayUseTools ? await this.deps.skills.skillsFor(ctx, session.channel) : [];
+    const specs = mayUseTools ? (await tools.specsFor(ctx, session.channel)).filter((s) => !profile.withheldTools.has(s.name)) : [];
+    const skills = mayUseTools ? await this.deps.skills.skillsFor(ctx, session.channel, session.id) : [];
     const query = batch.map((m) => m.content).join('\n');
     const memories = sender ? await this.deps.memory.recall(ctx, session, query) : [];
     const senderNames = session.chatKind === ChatKind.GROUP ? await this.senderNames(ctx, batch) : undefined;
-    const history = await loadHistory(db, ctx, session.id, batch, {
-      limit: this.options.historyMessages,
+    const { summary, messages: history } = await loadHistory(db, ctx, session.id, batch, {
+      limit: profile.history ? this.options.historyMessages : batch.length,
       vision: info.supportsVision,
-      nativeTools: info.supportsTools,
       senderNames,
     });
+    // The time changes every turn: it sits late in the prompt, to the minute, so the prefix stays cacheable.
+    const turnContext = [`Now: ${new Date().toISOString().slice(0, 16).replace('T', ' ')} UTC`];
     const context = [
-      `Now: ${new Date().toISOString()}`,
       `Channel: ${session.channel} (${session.chatKind === ChatKind.GROUP ? `group chat ${session.chatId}` : 'direct chat'})`,
       sender ? `You are talking with ${sender.displayName} (trust ${sender.trust}).` : 'The sender is not known.',
     ];
     const budget = Math.max(512, info.contextWindow - Math.min(2048, Math.floor(info.contextWindow / 4)));
-    const promptFor = (pinnedTail: number, budgetTokens: number) =>
+    const promptFor = (pinnedTail: number, budgetTokens: number, recalled = memories) =>
       buildPrompt({
         systemPrompt: this.options.systemPrompt,
         tools: specs,
         nativeTools: info.supportsTools,
         skills,
-        memories,
+        memories: recalled,
         context,
+        turnContext,
+        summary,
         history,
         pinnedTail,
         budgetTokens,
         estimate: this.options.estimate,
       });
     if (this.deps.compactor) {
-      const whole = promptFor(batch.length, Number.POSITIVE_INFINITY);
+      // Recalled memories are trimmed before any history, so they never make a session compact.
+      const whole = promptFor(batch.length, Number.POSITIVE_INFINITY, []);
       const prompt = { estimatedTokens: whole.estimatedTokens, contextWindow: info.contextWindow };
       if (await this.deps.compactor.beforeTurn(ctx, session, batch, prompt)) throw new TurnMovedError('compacted before the turn');
     }
@@ -176,8 +197,8 @@ export class AgentLoop implements TurnExecutor {
       const result = await models.call(
         ctx,
         {
-          role: 'main',
-          priority: 'interactive',
+          role: profile.role,
+          priority: profile.priority,
           messages: prompt.messages,
           tools: info.supportsTools && specs.length ? specs : undefined,
           stream: { sessionId: session.id, turnId, holdToolCallText: !info.supportsTools && specs.length > 0 },
@@ -190,9 +211,10 @@ export class AgentLoop implements TurnExecutor {
       if (!calls.length) return { text: result.text.trim() || '(no answer)', usage };
       const assistant = await this.store(ctx, session, turnId, MessageRole.ASSISTANT, result.text, { toolCalls: calls, replyToId: batch[batch.length - 1]!.id });
       history.push({ role: 'assistant', content: assistant.content, toolCalls: calls });
-      const outcomes = await tools.runAll(
+      const outcomes = await this.runTools(
         { ctx, sessionId: session.id, channel: session.channel, chatId: session.chatId, signal, turnId },
         calls,
+        profile,
         {
           onStart: (call) =>
             void events.publish(session.id, { type: 'ToolCallEvent', turnId, callId: call.id, tool: call.name, phase: 'started' }),
@@ -202,11 +224,27 @@ export class AgentLoop implements TurnExecutor {
       );
       for (const o of outcomes) {
         await this.store(ctx, session, turnId, MessageRole.TOOL, o.output, { toolCallId: o.id, replyToId: batch[batch.length - 1]!.id });
-        history.push(info.supportsTools ? { role: 'tool', content: o.output, toolCallId: o.id } : { role: 'user', content: `Tool result (${o.name}):\n${o.output}` });
+        history.push({ role: 'tool', content: o.output, toolCallId: o.id, name: o.name });
       }
       pinned += 1 + outcomes.length;
     }
     return { text: `I stopped after ${this.options.maxIterations} steps without a final answer. Ask me to continue if you want me to go on.`, usage };
+  }
+
+  /** Runs the calls through the tool pipeline; withheld tools are answered as refused without running. */
+  private async runTools(
+    tc: Parameters<AgentTools['runAll']>[0],
+    calls: ToolCall[],
+    profile: TurnProfile,
+    hooks: Parameters<AgentTools['runAll']>[2],
+  ): Promise<AgentToolOutcome[]> {
+    const allowed = calls.filter((c) => !profile.withheldTools.has(c.name));
+    const ran = allowed.length ? await this.deps.tools.runAll(tc, allowed, hooks) : [];
+    const byId = new Map(ran.map((o) => [o.id, o]));
+    return calls.map(
+      (c) =>
+        byId.get(c.id) ?? { id: c.id, name: c.name, ok: false, status: 'refused', durationMs: 0, output: `Refused: the tool "${c.name}" is not available in this run.` },
+    );
   }
 
   private toolCallsOf(result: ChatResult, toolsOffered: boolean): ToolCall[] {
@@ -296,7 +334,7 @@ export class AgentLoop implements TurnExecutor {
     });
     await events.publish(session.id, { type: 'MessageAdded', messageId: reply.id, role: reply.role, content: reply.content });
     if (session.chatId) {
-      await this.deps.outbound.deliver(ctx, { sessionId: session.id, channel: session.channel, chatId: session.chatId, messageId: reply.id, text });
+      await this.deps.outbound.deliver(ctx, { sessionId: session.id, channel: session.channel, chatId: session.chatId, messageId: reply.id, text, turnId });
     }
     return reply;
   }

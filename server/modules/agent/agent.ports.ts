@@ -42,9 +42,9 @@ export interface SkillText {
   body: string;
 }
 
-/** Port: skills injected for the sender (issue: skills). */
+/** Port: skills injected for the sender on this channel (and what `/skill` asked for in this session). */
 export interface SkillSource {
-  skillsFor(ctx: Ctx, channel: string): Promise<SkillText[]>;
+  skillsFor(ctx: Ctx, channel: string, sessionId?: string): Promise<SkillText[]>;
 }
 
 export interface OutboundRequest {
@@ -53,6 +53,8 @@ export interface OutboundRequest {
   chatId: string;
   messageId: string;
   text: string;
+  /** The turn the reply answers: channels that streamed it live replace the live message. */
+  turnId?: string;
 }
 
 /** Port: delivers a stored reply to its channel (split, rate-limited, idempotent per chunk). */

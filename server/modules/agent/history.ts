@@ -11,8 +11,6 @@ export interface HistoryOptions {
   limit: number;
   /** Attach images of the running turn's messages as image parts. */
   vision: boolean;
-  /** Models without native tools get tool calls and results as plain text. */
-  nativeTools: boolean;
   /** Sender labels for group chats: userId → display name. */
   senderNames?: Map<string, string>;
 }
@@ -21,9 +19,22 @@ function toolCallsOf(m: Message): ToolCall[] {
   return Array.isArray(m.toolCalls) ? (m.toolCalls as ToolCall[]) : [];
 }
 
-/** Turns stored messages into model messages; failed replies and queued later messages are left out. */
-export function toChatMessages(rows: Message[], images: Map<string, Image[]>, opts: HistoryOptions, currentIds: Set<string>): ChatMessage[] {
+export interface LoadedHistory {
+  /** The summary a compaction seeded the session with (pinned by the prompt builder). */
+  summary: string | null;
+  /** The conversation, oldest first, ending with the running turn's messages. */
+  messages: ChatMessage[];
+}
+
+/**
+ * Turns stored messages into model messages; failed replies and queued later messages are left out.
+ * Tool calls and results keep their roles: the provider adapter writes them as text for models without
+ * native tools.
+ */
+export function toChatMessages(rows: Message[], images: Map<string, Image[]>, opts: HistoryOptions, currentIds: Set<string>): LoadedHistory {
   const out: ChatMessage[] = [];
+  const toolNames = new Map<string, string>();
+  let summary: string | null = null;
   for (const m of rows) {
     switch (m.role) {
       case MessageRole.USER: {
@@ -40,33 +51,22 @@ export function toChatMessages(rows: Message[], images: Map<string, Image[]>, op
       }
       case MessageRole.ASSISTANT: {
         const calls = toolCallsOf(m);
-        if (!calls.length) out.push({ role: 'assistant', content: m.content });
-        else if (opts.nativeTools) out.push({ role: 'assistant', content: m.content, toolCalls: calls });
-        else {
-          const json = JSON.stringify({ tool_calls: calls.map((c) => ({ name: c.name, arguments: safeJson(c.arguments) })) });
-          out.push({ role: 'assistant', content: m.content ? `${m.content}\n${json}` : json });
-        }
+        for (const c of calls) toolNames.set(c.id, c.name);
+        out.push(calls.length ? { role: 'assistant', content: m.content, toolCalls: calls } : { role: 'assistant', content: m.content });
         break;
       }
-      case MessageRole.TOOL:
-        if (opts.nativeTools) out.push({ role: 'tool', content: m.content, toolCallId: m.toolCallId ?? undefined });
-        else out.push({ role: 'user', content: `Tool result (${m.toolCallId ?? 'call'}):\n${m.content}` });
+      case MessageRole.TOOL: {
+        const name = m.toolCallId ? toolNames.get(m.toolCallId) : undefined;
+        out.push({ role: 'tool', content: m.content, toolCallId: m.toolCallId ?? undefined, ...(name ? { name } : {}) });
         break;
+      }
       case MessageRole.SYSTEM:
         // The summary a compaction seeded the session with.
-        out.push({ role: 'system', content: m.content });
+        summary = m.content;
         break;
     }
   }
-  return out;
-}
-
-function safeJson(text: string): unknown {
-  try {
-    return JSON.parse(text);
-  } catch {
-    return text;
-  }
+  return { summary, messages: out };
 }
 
 /** Loads the recent history of a session up to the last message of the running turn. */
@@ -76,7 +76,7 @@ export async function loadHistory(
   sessionId: string,
   batch: Message[],
   opts: HistoryOptions,
-): Promise<ChatMessage[]> {
+): Promise<LoadedHistory> {
   const lastId = batch[batch.length - 1]!.id;
   const rows = await db.repo(ctx, Message).find({
     where: { sessionId, id: LessThanOrEqual(lastId), status: Not(In([MessageStatus.QUEUED, MessageStatus.FAILED])) },

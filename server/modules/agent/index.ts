@@ -1,4 +1,4 @@
-export { AgentLoop, type AgentLoopDeps, type AgentLoopOptions } from './agent-loop';
+export { AgentLoop, CONVERSATION_TURN, type AgentLoopDeps, type AgentLoopOptions, type TurnProfile } from './agent-loop';
 export {
   NO_MEMORIES,
   NO_SKILLS,

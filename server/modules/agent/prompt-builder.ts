@@ -1,5 +1,6 @@
 import type { ChatMessage, ToolSpec } from '../models';
 import type { RecalledMemory, SkillText } from './agent.ports';
+import { cutToTokens, groupExchanges } from './prompt-trimming';
 
 export interface PromptInput {
   systemPrompt: string;
@@ -7,22 +8,34 @@ export interface PromptInput {
   /** The model calls tools natively; otherwise the tool contract asks for a JSON block in text. */
   nativeTools: boolean;
   skills: SkillText[];
+  /** Recalled memories, best first (the last ones are dropped first). */
   memories: RecalledMemory[];
-  /** Who is talking, where, and when (the prompt prefix). */
+  /** Who is talking and where: the same for every turn of a session (part of the stable prefix). */
   context: string[];
-  /** Conversation so far, oldest first, ending with the current turn's messages. */
+  /** What changes from turn to turn (the time): placed late, right before the running turn. */
+  turnContext?: string[];
+  /** The summary a compaction seeded the session with: pinned, trimmed last, with its own budget. */
+  summary?: string | null;
+  /** Conversation so far, oldest first, ending with the current turn's messages (no summary in it). */
   history: ChatMessage[];
   /** How many of the last history messages belong to the running turn and are never dropped. */
   pinnedTail: number;
   /** Token budget for the whole prompt. */
   budgetTokens: number;
+  /** Share of the budget the summary may take at most. @default 0.25 */
+  summaryShare?: number;
   estimate: (messages: ChatMessage[]) => number;
 }
 
 export interface BuiltPrompt {
   messages: ChatMessage[];
   estimatedTokens: number;
+  /** History messages left out (whole exchanges, oldest first). */
   droppedMessages: number;
+  /** Recalled memories left out (lowest ranked first). */
+  droppedMemories: number;
+  /** The summary had to be shortened (or, when nothing else fit, left out). */
+  summaryCut: boolean;
 }
 
 function toolContract(tools: ToolSpec[], native: boolean): string {
@@ -40,34 +53,78 @@ function toolContract(tools: ToolSpec[], native: boolean): string {
   return lines.join('\n');
 }
 
-/**
- * Assembles the prompt in the order of DESIGN §2.4: system prompt → tool contract → tool schemas →
- * skills → recalled memories → history. When over budget, the oldest history goes first; the system
- * part and the running turn's messages always stay.
- */
-export function buildPrompt(input: PromptInput): BuiltPrompt {
+/** The part that stays byte-identical across the turns of a session: prompt, tools, skills, who and where. */
+function stableSystem(input: PromptInput): ChatMessage {
   const parts = [input.systemPrompt.trim(), toolContract(input.tools, input.nativeTools)];
   if (input.skills.length) {
     parts.push(['## Skills', ...input.skills.map((s) => `### ${s.name}\n${s.description}\n\n${s.body.trim()}`)].join('\n'));
   }
-  if (input.memories.length) {
-    parts.push(['## What you remember about this conversation', ...input.memories.map((m) => `- (${m.type}) ${m.content}`)].join('\n'));
-  }
   if (input.context.length) parts.push(['## Context', ...input.context].join('\n'));
-  const system: ChatMessage = { role: 'system', content: parts.join('\n\n') };
+  return { role: 'system', content: parts.join('\n\n') };
+}
+
+/** Recalled memories and the time, in one system message right before the running turn. */
+function turnNote(memories: RecalledMemory[], turnContext: string[]): ChatMessage | null {
+  const parts: string[] = [];
+  if (memories.length) parts.push(['## What you remember about this conversation', ...memories.map((m) => `- (${m.type}) ${m.content}`)].join('\n'));
+  if (turnContext.length) parts.push(turnContext.join('\n'));
+  return parts.length ? { role: 'system', content: parts.join('\n\n') } : null;
+}
+
+const SUMMARY_CUT_MARK = '\n[… summary shortened to fit the context window]';
+
+/**
+ * Assembles the prompt in the order of DESIGN §2.4 with a stable prefix for prompt caching: the system
+ * part (prompt → tool contract → skills → who and where), the compaction summary, the older history,
+ * then recalled memories with the time, then the running turn. When over budget, recalled memories go
+ * first (lowest ranked first), then whole exchanges of older history (oldest first, so the kept history
+ * always starts with a user message), and only then is the summary shortened; the system part and the
+ * running turn's messages always stay.
+ */
+export function buildPrompt(input: PromptInput): BuiltPrompt {
+  const system = stableSystem(input);
+  const turnContext = input.turnContext ?? [];
   const tail = input.history.slice(Math.max(0, input.history.length - input.pinnedTail));
-  let older = input.history.slice(0, input.history.length - tail.length);
-  let messages = [system, ...older, ...tail];
+  const exchanges = groupExchanges(input.history.slice(0, input.history.length - tail.length));
+  let memories = input.memories;
+  let summaryText = input.summary?.trim() || null;
+  let summaryCut = false;
+  if (summaryText) {
+    const cap = Math.max(64, Math.floor(input.budgetTokens * (input.summaryShare ?? 0.25)));
+    const capped = cutToTokens(summaryText, cap, SUMMARY_CUT_MARK, input.estimate);
+    summaryCut = capped !== summaryText;
+    summaryText = capped;
+  }
+  let kept = exchanges;
+  const assemble = (): ChatMessage[] => {
+    const out: ChatMessage[] = [system];
+    if (summaryText) out.push({ role: 'system', content: summaryText });
+    for (const ex of kept) out.push(...ex);
+    const note = turnNote(memories, turnContext);
+    if (note) out.push(note);
+    out.push(...tail);
+    return out;
+  };
+  let messages = assemble();
   let estimated = input.estimate(messages);
-  let dropped = 0;
-  while (older.length && estimated > input.budgetTokens) {
-    // Drop from the oldest; never start the kept history with an orphaned tool result.
-    let cut = 1;
-    while (cut < older.length && older[cut]!.role === 'tool') cut += 1;
-    older = older.slice(cut);
-    dropped += cut;
-    messages = [system, ...older, ...tail];
+  while (estimated > input.budgetTokens && memories.length) {
+    memories = memories.slice(0, -1);
+    messages = assemble();
     estimated = input.estimate(messages);
   }
-  return { messages, estimatedTokens: estimated, droppedMessages: dropped };
+  while (estimated > input.budgetTokens && kept.length) {
+    kept = kept.slice(1);
+    messages = assemble();
+    estimated = input.estimate(messages);
+  }
+  if (estimated > input.budgetTokens && summaryText) {
+    const room = input.budgetTokens - (estimated - input.estimate([{ role: 'system', content: summaryText }]));
+    const shorter = room > 32 ? cutToTokens(summaryText, room, SUMMARY_CUT_MARK, input.estimate) : null;
+    summaryText = shorter && shorter.length > SUMMARY_CUT_MARK.length ? shorter : null;
+    summaryCut = true;
+    messages = assemble();
+    estimated = input.estimate(messages);
+  }
+  const droppedMessages = exchanges.slice(0, exchanges.length - kept.length).reduce((n, ex) => n + ex.length, 0);
+  return { messages, estimatedTokens: estimated, droppedMessages, droppedMemories: input.memories.length - memories.length, summaryCut };
 }

@@ -1,1 +1,1 @@
-export { SlashCommandService, type CommandExtension, type CommandResult, type CommandTools, type CommandApprovals, type SlashCommandDeps } from './slash-command.service';
+export { SlashCommandService, type CommandExtension, type CommandResult, type CommandTools, type CommandApprovals, type SlashCommandDeps, type MenuCommand } from './slash-command.service';

@@ -48,6 +48,23 @@ export interface SlashCommandDeps {
 }
 
 const GUEST_COMMANDS = new Set(['help', 'whoami']);
+
+/** An entry of a platform's command menu (Telegram's setMyCommands). */
+export interface MenuCommand {
+  command: string;
+  description: string;
+}
+
+const BUILT_IN_MENU: readonly MenuCommand[] = [
+  { command: 'help', description: 'What I can do' },
+  { command: 'whoami', description: 'Who you are to me' },
+  { command: 'status', description: 'Model, context use, tokens, queue' },
+  { command: 'new', description: 'Start a new session' },
+  { command: 'stop', description: 'Stop the running turn' },
+  { command: 'usage', description: 'Tokens used in this session' },
+  { command: 'tools', description: 'Tools you may use' },
+  { command: 'approve', description: 'Approve a pairing code or a tool call' },
+];
 const DECISIONS: Record<string, 'ALLOW_ONCE' | 'ALLOW_ALWAYS' | 'DENY'> = {
   allow_once: 'ALLOW_ONCE',
   once: 'ALLOW_ONCE',
@@ -68,6 +85,21 @@ export class SlashCommandService {
 
   extend(extension: CommandExtension): void {
     this.extensions.push(extension);
+  }
+
+  /**
+   * The command menu: the built-in commands, then every registered extension's first name with the
+   * text after the dash of its help line (so /compact, /memory, /memories, … show up once registered).
+   */
+  menu(): MenuCommand[] {
+    const out = [...BUILT_IN_MENU];
+    for (const ext of this.extensions) {
+      const command = ext.names[0]!;
+      if (out.some((c) => c.command === command)) continue;
+      const description = (ext.help.split(' — ')[1] ?? ext.help).trim();
+      out.push({ command, description: description.charAt(0).toUpperCase() + description.slice(1, 256) });
+    }
+    return out;
   }
 
   /** Parses `/name args…` (also `/name@botname`); null when the text is not a command. */

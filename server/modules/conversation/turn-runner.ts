@@ -7,13 +7,18 @@ export interface SessionChores {
   afterDrain(ctx: Ctx, sessionId: string): Promise<void>;
 }
 
-/** What one drain job achieved: the turns it ran, or `busy` when another worker holds the session. */
-export type DrainOutcome = { status: 'done'; turns: number } | { status: 'busy' };
+/**
+ * What one drain job achieved: the turns it ran and whether the session still has pending messages (its
+ * next turn goes to the back of the queue), or `busy` when another worker holds the session.
+ */
+export type DrainOutcome = { status: 'done'; turns: number; more: boolean } | { status: 'busy' };
 
 /**
  * Runs a session's turns, one worker at a time (DESIGN §2.3): takes the session's lock, answers its
- * pending messages oldest first until none is left, releases the lock. A job that finds the lock held
- * is `busy` and tried again later (the holder also sees its message). A worker that dies loses its lock
+ * oldest pending message (`turnsPerDrain`, default 1, so a busy session does not keep a worker from
+ * the others: its next turn is scheduled behind them), releases the lock and looks again, so a message
+ * whose own job found the lock held is not left waiting. The chores run once nothing is pending. A job
+ * that finds the lock held is `busy` (the holder sees its message). A worker that dies loses its lock
  * after the lock's time-to-live; messages it left PROCESSING are answered again by the next holder.
  */
 export class TurnRunner {
@@ -22,18 +27,24 @@ export class TurnRunner {
     private readonly executor: TurnExecutor,
     private readonly locks: SessionLocks,
     private readonly chores: SessionChores[] = [],
+    private readonly turnsPerDrain = 1,
   ) {}
 
   /** One `turn.drain` job: drain the session under its lock. */
   async drain(ctx: Ctx, sessionId: string, signal: AbortSignal): Promise<DrainOutcome> {
     const lock = await this.locks.tryAcquire(sessionId);
     if (!lock) return { status: 'busy' };
+    let turns = 0;
+    let more = false;
     try {
-      const turns = await this.turns.drainSession(ctx, sessionId, this.executor, signal);
-      for (const chore of this.chores) if (!lock.lost && !signal.aborted) await chore.afterDrain(ctx, sessionId);
-      return { status: 'done', turns };
+      turns = await this.turns.drainSession(ctx, sessionId, this.executor, signal, this.turnsPerDrain);
+      more = await this.turns.hasPending(ctx, sessionId);
+      if (!more) for (const chore of this.chores) if (!lock.lost && !signal.aborted) await chore.afterDrain(ctx, sessionId);
     } finally {
       await lock.release();
     }
+    // A message stored while the lock was being released: its job may have found the lock still held.
+    if (!more && !signal.aborted) more = await this.turns.hasPending(ctx, sessionId);
+    return { status: 'done', turns, more: more && !signal.aborted };
   }
 }

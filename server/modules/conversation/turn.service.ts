@@ -113,18 +113,26 @@ export class TurnService {
   }
 
   /** Drains a session by id; a session that no longer exists has nothing to drain. */
-  async drainSession(ctx: Ctx, sessionId: string, runner: TurnExecutor, signal: AbortSignal): Promise<number> {
+  async drainSession(ctx: Ctx, sessionId: string, runner: TurnExecutor, signal: AbortSignal, maxTurns = Infinity): Promise<number> {
     const session = await this.db.repo(ctx, Session).findOneBy({ id: sessionId });
-    return session ? this.drain(ctx, session, runner, signal) : 0;
+    return session ? this.drain(ctx, session, runner, signal, maxTurns) : 0;
+  }
+
+  /** Whether the session has messages waiting for an answer. */
+  async hasPending(ctx: Ctx, sessionId: string): Promise<boolean> {
+    const n = await this.db.repo(ctx, Message).count({
+      where: { sessionId, role: MessageRole.USER, status: In([MessageStatus.QUEUED, MessageStatus.PROCESSING]) },
+    });
+    return n > 0;
   }
 
   /**
-   * Runs turns until the session has no pending message: one per message in `followup` and `interrupt`
-   * modes, one for everything waiting in `collect` mode. Returns the number of turns run.
+   * Runs turns until the session has no pending message (or `maxTurns` ran): one per message in `followup`
+   * and `interrupt` modes, one for everything waiting in `collect` mode. Returns the number of turns run.
    */
-  async drain(ctx: Ctx, session: Session, runner: TurnExecutor, signal: AbortSignal): Promise<number> {
+  async drain(ctx: Ctx, session: Session, runner: TurnExecutor, signal: AbortSignal, maxTurns = Infinity): Promise<number> {
     let turns = 0;
-    while (!signal.aborted) {
+    while (!signal.aborted && turns < maxTurns) {
       const pending = await this.pending(ctx, session.id);
       if (!pending.length) break;
       const batch = this.queueMode() === 'collect' ? pending : [pending[0]!];

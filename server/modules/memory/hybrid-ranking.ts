@@ -159,28 +159,30 @@ export function rankCandidates(
   // Maximal marginal relevance: each pick trades relevance against similarity to what is already picked.
   const picked: typeof scored = [];
   const pool = scored.slice(0, Math.max(options.limit * 5, 30));
+  // Each pool item's highest similarity to what is picked so far, updated with every new pick only.
+  const maxSims = pool.map(() => 0);
   const contents = new Set<string>();
   while (picked.length < options.limit && pool.length) {
     let bestIndex = -1;
     let bestValue = -Infinity;
     for (let i = 0; i < pool.length; i++) {
-      const item = pool[i]!;
-      let maxSim = 0;
-      for (const p of picked) {
-        const sim = item.embedding && p.embedding ? similarity(item.embedding, p.embedding) : jaccard(item.tokens, p.tokens);
-        if (sim > maxSim) maxSim = sim;
-      }
-      const value = options.mmrLambda * item.hit.score - (1 - options.mmrLambda) * maxSim;
+      const value = options.mmrLambda * pool[i]!.hit.score - (1 - options.mmrLambda) * maxSims[i]!;
       if (value > bestValue) {
         bestValue = value;
         bestIndex = i;
       }
     }
     const [chosen] = pool.splice(bestIndex, 1);
+    maxSims.splice(bestIndex, 1);
     const normalized = chosen!.hit.content.trim().toLowerCase();
     if (contents.has(normalized)) continue; // exact duplicates add nothing
     contents.add(normalized);
     picked.push(chosen!);
+    for (let i = 0; i < pool.length; i++) {
+      const item = pool[i]!;
+      const sim = item.embedding && chosen!.embedding ? similarity(item.embedding, chosen!.embedding) : jaccard(item.tokens, chosen!.tokens);
+      if (sim > maxSims[i]!) maxSims[i] = sim;
+    }
   }
   return picked.map((p) => p.hit);
 }

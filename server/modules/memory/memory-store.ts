@@ -81,7 +81,7 @@ export interface MemoryStoreHit {
  * const hits = await store.search(ctx, 'locker code', { owners: [userOwner(userId), GLOBAL_OWNER], limit: 6 });
  */
 export interface MemoryStore {
-  /** `sqlite-vec`, `sql-keyword` or `lancedb`, for logs and /status. */
+  /** `sqlite-vec`, `sql-scan` (PostgreSQL) or `lancedb`, for logs and /status. */
   readonly name: string;
   /** Opens files and tables; safe to call twice. */
   init?(ctx: Ctx): Promise<void>;

@@ -2,14 +2,16 @@ import type { Ctx } from '../../common/ctx';
 import type { Logger } from '../../common/logger';
 import type { Db } from '../../persistence/db';
 import { keywordScorer, rankCandidates, resolveRankingOptions, similarity, type RankCandidate, type RankingOptions, type ResolvedRankingOptions } from './hybrid-ranking';
-import { vectorBytes, vectorFromBytes, type MemoryEmbedder } from './memory-embedder';
+import type { MemoryEmbedder } from './memory-embedder';
 import type { MemoryStore, MemoryStoreHit, MemoryStoreItem, MemoryStoreSearchOptions } from './memory-store';
 import { contentHash, queryTerms, tokenize } from './memory-text';
+import { SqliteVectorTables, type VectorWrite } from './sqlite-vector-tables';
+import { PgVectorTables } from './pg-vector-tables';
 
 // === SqlMemoryStore: the memory index in the app's own database
 // SQLite: `memory_index` rows + FTS5 (`memory_fts`, rowid = seq) + sqlite-vec (`memory_vec`, rowid = seq,
 // partitioned by owner so a KNN query only ever walks one owner's vectors). PostgreSQL: `memory_index` with a
-// GIN tsvector index, keyword-only (no pgvector here).
+// GIN tsvector index + `memory_vectors` scanned exactly per owner (pg-vector-tables.ts).
 
 export interface SqlMemoryStoreOptions extends RankingOptions {
   /** Embeddings for the vector index; null keeps the store keyword-only. */
@@ -43,7 +45,10 @@ class Params {
 }
 
 const CHUNK = 400;
-const VEC_TABLE = 'memory_vec';
+/** Candidates of the coarse (binary code) step of vector search, re-ranked by exact cosine. */
+const COARSE_CANDIDATES = 400;
+/** Items per multi-row INSERT of an upsert (9 parameters each). */
+const UPSERT_ROWS = 200;
 
 function chunks<T>(list: readonly T[], size = CHUNK): T[][] {
   const out: T[][] = [];
@@ -73,8 +78,7 @@ export class SqlMemoryStore implements MemoryStore {
   private initializing: Promise<void> | null = null;
   /** sqlite-vec is loaded (SQLite only). */
   private vecLoaded = false;
-  /** Dimension of the existing `memory_vec` table, null when there is none. */
-  private vecDims: number | null = null;
+  private readonly vec: SqliteVectorTables | PgVectorTables;
 
   constructor(
     private readonly db: Db,
@@ -84,10 +88,17 @@ export class SqlMemoryStore implements MemoryStore {
     this.ranking = resolveRankingOptions(options);
     this.embedder = options.embedder ?? null;
     this.logger = options.logger;
+    const query = (ctx: Ctx, sql: string, params?: readonly unknown[]) => this.query(ctx, sql, params);
+    this.vec = this.pg ? new PgVectorTables(db, query, this.logger) : new SqliteVectorTables(db, query, this.logger);
+  }
+
+  /** Dimension of the vector tables, null when there are none. */
+  private get vecDims(): number | null {
+    return this.vec.dims;
   }
 
   get name(): string {
-    return this.pg ? 'sql-keyword' : 'sqlite-vec';
+    return this.pg ? 'sql-scan' : 'sqlite-vec';
   }
 
   init(ctx: Ctx): Promise<void> {
@@ -97,7 +108,9 @@ export class SqlMemoryStore implements MemoryStore {
 
   private async open(ctx: Ctx): Promise<void> {
     if (this.pg) {
-      if (this.embedder) this.logger.info('memory search on PostgreSQL is keyword-only (use memory.vector_store: lancedb for vectors)');
+      // Full-text search plus an exact scan of the stored vectors (no extension needed).
+      await this.vec.open(ctx);
+      this.vecLoaded = true;
       return;
     }
     try {
@@ -106,7 +119,7 @@ export class SqlMemoryStore implements MemoryStore {
     } catch (err) {
       this.logger.warn({ err: (err as Error).message }, 'sqlite-vec is not loaded — memory search is keyword-only');
     }
-    await this.readVecDims(ctx);
+    if (this.vecLoaded) await this.vec.open(ctx);
   }
 
   // === Writes
@@ -128,57 +141,74 @@ export class SqlMemoryStore implements MemoryStore {
         });
       const embedded = need.length ? await this.embedder!.embedDocuments(ctx, need.map((n) => n.item.content), need.map((n) => hashes[n.i]!)) : [];
       if (embedded?.length) {
-        await this.ensureVecTable(ctx, embedded[0]!.length);
+        await this.vec.ensure(ctx, embedded[0]!.length);
         need.forEach((n, k) => (vectors[n.i] = embedded[k]!));
       }
     }
+    // The last of several items with one id wins (as if they were written one after the other).
+    const last = new Map(items.map((item, i) => [item.id, i]));
+    const order = [...last.values()].sort((x, y) => x - y);
+    const written: VectorWrite[] = [];
+    const dropped: number[] = [];
     await this.db.withTransaction(ctx, async (tx) => {
-      const current = await this.rowsByItemId(tx, items.map((i) => i.id));
-      for (let i = 0; i < items.length; i++) {
-        const item = items[i]!;
-        const row = current.get(item.id);
-        const vector = vectors[i]!;
-        const contentChanged = !row || row.contentHash !== hashes[i];
-        const keepVector = !!row && !contentChanged && row.owner === item.owner && row.vectorModel !== null;
-        const vectorModel = vector ? model : keepVector ? row!.vectorModel : null;
+      written.length = dropped.length = 0;
+      const current = await this.rowsByItemId(tx, order.map((i) => items[i]!.id));
+      for (const part of chunks(order, UPSERT_ROWS)) {
+        const plan = part.map((i) => {
+          const item = items[i]!;
+          const row = current.get(item.id);
+          const contentChanged = !row || row.contentHash !== hashes[i];
+          const keepVector = !!row && !contentChanged && row.owner === item.owner && row.vectorModel !== null;
+          const vector = vectors[i]!;
+          return { item, row, hash: hashes[i]!, vector, contentChanged, keepVector, vectorModel: vector ? model : keepVector ? row!.vectorModel : null };
+        });
         const p = new Params(this.pg);
+        const values = plan.map(
+          ({ item, hash, vectorModel }) =>
+            `(${p.add(item.id)}, ${p.add(item.owner)}, ${p.add(item.type)}, ${p.add(item.content)}, ${p.add(this.pg ? tokenize(item.content).join(' ') : '')}, ${p.add(item.importance)}, ` +
+            `${p.add(this.pg ? item.updatedAt : sqliteDate(item.updatedAt))}, ${p.add(hash)}, ${p.add(vectorModel)})`,
+        );
         const sql =
-          `INSERT INTO memory_index ("itemId", owner, type, content, "searchText", importance, "itemUpdatedAt", "contentHash", "vectorModel") ` +
-          `VALUES (${p.add(item.id)}, ${p.add(item.owner)}, ${p.add(item.type)}, ${p.add(item.content)}, ${p.add(this.pg ? tokenize(item.content).join(' ') : '')}, ${p.add(item.importance)}, ` +
-          `${p.add(this.pg ? item.updatedAt : sqliteDate(item.updatedAt))}, ${p.add(hashes[i])}, ${p.add(vectorModel)}) ` +
+          `INSERT INTO memory_index ("itemId", owner, type, content, "searchText", importance, "itemUpdatedAt", "contentHash", "vectorModel") VALUES ${values.join(', ')} ` +
           `ON CONFLICT ("itemId") DO UPDATE SET owner = excluded.owner, type = excluded.type, content = excluded.content, "searchText" = excluded."searchText", ` +
           `importance = excluded.importance, "itemUpdatedAt" = excluded."itemUpdatedAt", "contentHash" = excluded."contentHash", ` +
-          `"vectorModel" = excluded."vectorModel" RETURNING seq`;
-        const [{ seq }] = (await this.query(tx, sql, p.values)) as Array<{ seq: number }>;
-        if (this.pg) continue;
-        if (contentChanged) {
-          if (row) await this.query(tx, 'DELETE FROM memory_fts WHERE rowid = ?', [seq]);
-          await this.query(tx, 'INSERT INTO memory_fts (rowid, content) VALUES (?, ?)', [seq, item.content]);
+          `"vectorModel" = excluded."vectorModel" RETURNING seq, "itemId"`;
+        const seqOf = new Map(((await this.query(tx, sql, p.values)) as Array<{ seq: number; itemId: string }>).map((r) => [r.itemId, Number(r.seq)]));
+        const changed = this.pg ? [] : plan.filter((x) => x.contentChanged);
+        const stale = changed.filter((x) => x.row).map((x) => seqOf.get(x.item.id)!);
+        if (stale.length) await this.query(tx, `DELETE FROM memory_fts WHERE rowid IN (${stale.map(() => '?').join(', ')})`, stale);
+        if (changed.length) {
+          const fts = changed.flatMap((x) => [seqOf.get(x.item.id)!, x.item.content]);
+          await this.query(tx, `INSERT INTO memory_fts (rowid, content) VALUES ${changed.map(() => '(?, ?)').join(', ')}`, fts);
         }
-        if (this.vecDims !== null && row && !keepVector) await this.query(tx, `DELETE FROM ${VEC_TABLE} WHERE rowid = ?`, [BigInt(seq)]);
-        if (vector && this.vecDims === vector.length) {
-          if (keepVector) await this.query(tx, `DELETE FROM ${VEC_TABLE} WHERE rowid = ?`, [BigInt(seq)]);
-          await this.query(tx, `INSERT INTO ${VEC_TABLE} (rowid, owner, embedding) VALUES (?, ?, ?)`, [BigInt(seq), item.owner, vectorBytes(vector)]);
+        const unvectored = this.vecDims === null ? [] : plan.filter((x) => x.row && !x.keepVector).map((x) => seqOf.get(x.item.id)!);
+        if (unvectored.length) {
+          await this.vec.remove(tx, unvectored);
+          dropped.push(...unvectored);
         }
+        const puts = plan.filter((x) => x.vector && this.vecDims === x.vector.length).map((x) => ({ seq: seqOf.get(x.item.id)!, owner: x.item.owner, vector: x.vector! }));
+        written.push(...(await this.vec.putMany(tx, puts)));
       }
     });
+    this.vec.committed(written, dropped);
   }
 
   async delete(ctx: Ctx, ids: readonly string[]): Promise<void> {
     if (!ids.length) return;
     await this.init(ctx);
+    let removed: number[] = [];
     await this.db.withTransaction(ctx, async (tx) => {
       const rows = await this.rowsByItemId(tx, ids);
       const seqs = [...rows.values()].map((r) => r.seq);
+      removed = seqs;
       for (const part of chunks(seqs)) {
-        if (!this.pg) {
-          await this.query(tx, `DELETE FROM memory_fts WHERE rowid IN (${part.map(() => '?').join(', ')})`, part);
-          if (this.vecDims !== null) for (const seq of part) await this.query(tx, `DELETE FROM ${VEC_TABLE} WHERE rowid = ?`, [BigInt(seq)]);
-        }
+        if (!this.pg) await this.query(tx, `DELETE FROM memory_fts WHERE rowid IN (${part.map(() => '?').join(', ')})`, part);
+        if (this.vecDims !== null) await this.vec.remove(tx, part);
         const p = new Params(this.pg);
         await this.query(tx, `DELETE FROM memory_index WHERE seq IN (${p.list(part)})`, p.values);
       }
     });
+    this.vec.committed([], removed);
   }
 
   async entries(ctx: Ctx): Promise<Map<string, number>> {
@@ -192,23 +222,27 @@ export class SqlMemoryStore implements MemoryStore {
     if (!model) return 0;
     let done = 0;
     for (let guard = 0; guard < 10_000 && !signal?.aborted && this.embedder!.available; guard++) {
+      const q = new Params(this.pg);
       const rows = (await this.query(
         ctx,
-        'SELECT seq, "itemId", owner, content, "contentHash" FROM memory_index WHERE "vectorModel" IS NULL OR "vectorModel" <> ? ORDER BY seq LIMIT 256',
-        [model],
+        `SELECT seq, "itemId", owner, content, "contentHash" FROM memory_index WHERE "vectorModel" IS NULL OR "vectorModel" <> ${q.add(model)} ORDER BY seq LIMIT 256`,
+        q.values,
       )) as IndexRow[];
       if (!rows.length) break;
       const vectors = await this.embedder!.embedDocuments(ctx, rows.map((r) => r.content), rows.map((r) => r.contentHash));
       if (!vectors) break;
-      await this.ensureVecTable(ctx, vectors[0]!.length);
+      await this.vec.ensure(ctx, vectors[0]!.length);
+      const written: VectorWrite[] = [];
       await this.db.withTransaction(ctx, async (tx) => {
+        written.length = 0;
         for (let i = 0; i < rows.length; i++) {
           const row = rows[i]!;
-          await this.query(tx, `DELETE FROM ${VEC_TABLE} WHERE rowid = ?`, [BigInt(row.seq)]);
-          await this.query(tx, `INSERT INTO ${VEC_TABLE} (rowid, owner, embedding) VALUES (?, ?, ?)`, [BigInt(row.seq), row.owner, vectorBytes(vectors[i]!)]);
-          await this.query(tx, 'UPDATE memory_index SET "vectorModel" = ? WHERE seq = ? AND "contentHash" = ?', [model, row.seq, row.contentHash]);
+          written.push(await this.vec.put(tx, row.seq, row.owner, vectors[i]!));
+          const u = new Params(this.pg);
+          await this.query(tx, `UPDATE memory_index SET "vectorModel" = ${u.add(model)} WHERE seq = ${u.add(row.seq)} AND "contentHash" = ${u.add(row.contentHash)}`, u.values);
         }
       });
+      this.vec.committed(written);
       done += rows.length;
     }
     return done;
@@ -230,26 +264,29 @@ export class SqlMemoryStore implements MemoryStore {
       for (const row of await this.keywordRows(ctx, terms, options, poolSize)) candidates.set(row.itemId, row);
       for (const term of terms) docFreq.set(term, await this.termCount(ctx, term, options));
     }
-    // Vector side: KNN per visible owner (one vec0 partition each), then exact cosine for every candidate.
+    // Vector side: the nearest binary codes among the visible owners, re-ranked by exact cosine over their
+    // float vectors; the best `poolSize` that pass the filters are candidates.
     const model = this.vectorsEnabled && this.vecDims !== null ? this.embedder!.model : null;
     const queryVector = model && query.trim() ? await this.embedder!.embedQuery(ctx, query) : null;
-    const embeddings = new Map<number, Float32Array>();
+    let embeddings = new Map<number, Float32Array>();
     if (queryVector && queryVector.length === this.vecDims) {
-      const nearest = await this.nearest(ctx, queryVector, options, poolSize);
-      if (nearest.length) {
-        const p = new Params(false);
+      const coarse = await this.vec.nearest(ctx, queryVector, options.owners, Math.max(COARSE_CANDIDATES, poolSize * 5));
+      embeddings = await this.vec.vectors(ctx, coarse.slice(0, 4 * Math.max(COARSE_CANDIDATES, poolSize * 5)));
+      const ranked = [...embeddings].map(([seq, v]) => ({ seq, sim: similarity(queryVector, v) })).sort((a, b) => b.sim - a.sim);
+      const order = new Map(ranked.map((r, i) => [r.seq, i]));
+      const best = ranked.slice(0, poolSize * 2).map((r) => r.seq);
+      if (best.length) {
+        const p = new Params(this.pg);
         const rows = (await this.query(
           ctx,
-          `SELECT i.* FROM memory_index i WHERE i.seq IN (${p.list(nearest)}) AND ${this.filterSql(p, options)} AND i."vectorModel" = ${p.add(model)}`,
+          `SELECT i.* FROM memory_index i WHERE i.seq IN (${p.list(best)}) AND ${this.filterSql(p, options)} AND i."vectorModel" = ${p.add(model)}`,
           p.values,
         )) as IndexRow[];
-        for (const row of rows) candidates.set(row.itemId, row);
+        rows.sort((a, b) => order.get(a.seq)! - order.get(b.seq)!);
+        for (const row of rows.slice(0, poolSize)) candidates.set(row.itemId, row);
       }
-      for (const row of candidates.values()) {
-        if (row.vectorModel !== model) continue;
-        const v = await this.vectorOf(ctx, row.seq);
-        if (v) embeddings.set(row.seq, v);
-      }
+      const missing = [...candidates.values()].filter((r) => r.vectorModel === model && !embeddings.has(r.seq)).map((r) => r.seq);
+      for (const [seq, v] of await this.vec.vectors(ctx, missing)) embeddings.set(seq, v);
     }
     const owners = options.owners === 'all' ? null : new Set(options.owners);
     const list: RankCandidate[] = [];
@@ -273,7 +310,7 @@ export class SqlMemoryStore implements MemoryStore {
   // === Internals
 
   private get vectorsEnabled(): boolean {
-    return !this.pg && this.vecLoaded && !!this.embedder?.model;
+    return this.vecLoaded && !!this.embedder?.model;
   }
 
   private query(ctx: Ctx, sql: string, params: readonly unknown[] = []): Promise<unknown[]> {
@@ -337,48 +374,5 @@ export class SqlMemoryStore implements MemoryStore {
       : `SELECT COUNT(*) AS n FROM memory_fts JOIN memory_index i ON i.seq = memory_fts.rowid WHERE memory_fts MATCH ${p.add(`"${term}"`)} AND ${this.filterSql(p, options)}`;
     const [row] = (await this.query(ctx, sql, p.values)) as Array<{ n: number | string }>;
     return Number(row?.n ?? 0);
-  }
-
-  /** Seqs of the nearest vectors, searched per owner partition (or over all for ADMIN listings). */
-  private async nearest(ctx: Ctx, vector: Float32Array, options: MemoryStoreSearchOptions, k: number): Promise<number[]> {
-    const out = new Set<number>();
-    const partitions: Array<string | null> = options.owners === 'all' ? [null] : [...options.owners];
-    for (const owner of partitions) {
-      const rows = (await this.query(
-        ctx,
-        `SELECT rowid AS seq FROM ${VEC_TABLE} WHERE embedding MATCH ? AND k = ?${owner === null ? '' : ' AND owner = ?'}`,
-        owner === null ? [vectorBytes(vector), k] : [vectorBytes(vector), k, owner],
-      )) as Array<{ seq: number | bigint }>;
-      for (const row of rows) out.add(Number(row.seq));
-    }
-    return [...out];
-  }
-
-  private async vectorOf(ctx: Ctx, seq: number): Promise<Float32Array | null> {
-    const [row] = (await this.query(ctx, `SELECT embedding FROM ${VEC_TABLE} WHERE rowid = ?`, [BigInt(seq)])) as Array<{ embedding: Uint8Array }>;
-    return row ? vectorFromBytes(row.embedding) : null;
-  }
-
-  private async readVecDims(ctx: Ctx): Promise<void> {
-    if (this.pg || !this.vecLoaded) return;
-    const [row] = (await this.query(ctx, `SELECT sql FROM sqlite_master WHERE name = '${VEC_TABLE}'`)) as Array<{ sql: string }>;
-    const match = row ? /float\[(\d+)\]/.exec(row.sql) : null;
-    this.vecDims = match ? Number(match[1]) : null;
-  }
-
-  /** Creates `memory_vec` for this dimension; a table of another dimension (new model) is rebuilt empty. */
-  private async ensureVecTable(ctx: Ctx, dims: number): Promise<void> {
-    if (this.vecDims === dims) return;
-    await this.readVecDims(ctx);
-    if (this.vecDims === dims) return;
-    await this.db.withTransaction(ctx, async (tx) => {
-      if (this.vecDims !== null) {
-        this.logger.info({ from: this.vecDims, to: dims }, 'embedding dimension changed — rebuilding the vector index');
-        await this.query(tx, `DROP TABLE ${VEC_TABLE}`);
-        await this.query(tx, 'UPDATE memory_index SET "vectorModel" = NULL');
-      }
-      await this.query(tx, `CREATE VIRTUAL TABLE ${VEC_TABLE} USING vec0(owner text partition key, embedding float[${dims}] distance_metric=cosine)`);
-    });
-    this.vecDims = dims;
   }
 }

@@ -1,5 +1,6 @@
 import { SYSTEM_CLOCK, type Clock } from '../../common/clock';
 import type { Ctx } from '../../common/ctx';
+import { localTimeZone, wallClock, zonedHour } from '../../common/time-zone';
 import type { Session } from './session.entity';
 import { SessionStatus } from './session.types';
 
@@ -10,19 +11,20 @@ export interface SessionRotator {
 
 /** `session.daily_reset_hour` and `session.idle_minutes`; null turns a rule off. */
 export interface SessionExpiryRules {
-  /** Local hour (server time zone) at which sessions go stale daily. */
+  /** Hour of the day (in `timeZone`) at which sessions go stale daily. */
   dailyResetHour: number | null;
+  /** IANA time zone of the daily reset. @default the server's */
+  timeZone?: string | null;
   idleMinutes: number | null;
 }
 
 export type ExpiryReason = 'daily-reset' | 'idle';
 
-/** The most recent daily reset instant at or before `now` (local time of this process). */
-export function lastDailyReset(now: Date, hour: number): Date {
-  const reset = new Date(now.getTime());
-  reset.setHours(hour, 0, 0, 0);
-  if (reset.getTime() > now.getTime()) reset.setDate(reset.getDate() - 1);
-  return reset;
+/** The most recent daily reset instant at or before `now`: `hour`:00 on the wall clock of `timeZone`. */
+export function lastDailyReset(now: Date, hour: number, timeZone: string = localTimeZone()): Date {
+  const today = wallClock(now, timeZone);
+  const reset = zonedHour(today.year, today.month, today.day, hour, timeZone);
+  return reset.getTime() <= now.getTime() ? reset : zonedHour(today.year, today.month, today.day - 1, hour, timeZone);
 }
 
 /**
@@ -32,12 +34,12 @@ export function lastDailyReset(now: Date, hour: number): Date {
 export function expiryReason(session: Pick<Session, 'lastActivityAt'>, now: Date, rules: SessionExpiryRules): ExpiryReason | null {
   const last = session.lastActivityAt.getTime();
   if (rules.idleMinutes !== null && now.getTime() - last >= rules.idleMinutes * 60_000) return 'idle';
-  if (rules.dailyResetHour !== null && last < lastDailyReset(now, rules.dailyResetHour).getTime()) return 'daily-reset';
+  if (rules.dailyResetHour !== null && last < lastDailyReset(now, rules.dailyResetHour, rules.timeZone ?? localTimeZone()).getTime()) return 'daily-reset';
   return null;
 }
 
 const NOTICES: Record<ExpiryReason, (rules: SessionExpiryRules) => string> = {
-  'daily-reset': (r) => `🌅 A new session started: sessions reset daily at ${String(r.dailyResetHour).padStart(2, '0')}:00, and the previous one is archived.`,
+  'daily-reset': (r) => `🌅 A new session started: sessions reset daily at ${String(r.dailyResetHour).padStart(2, '0')}:00 (${r.timeZone ?? localTimeZone()}), and the previous one is archived.`,
   idle: (r) => `💤 A new session started: the previous one was idle for over ${r.idleMinutes} minutes and is archived.`,
 };
 

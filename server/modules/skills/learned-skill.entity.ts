@@ -4,7 +4,7 @@ import { BaseRecord } from '../../persistence/base.entity';
 import { TrustLevel } from '../../common/trust';
 
 /** A skill synced from plugins/skills/<name>/SKILL.md. */
-@ObjectType()
+@ObjectType('Skill', { description: 'A skill synced from plugins/skills/<name>/SKILL.md (skills.dir).' })
 @Entity('learned_skills')
 export class LearnedSkill extends BaseRecord {
   @Field()
@@ -29,10 +29,11 @@ export class LearnedSkill extends BaseRecord {
   @Column({ type: 'simple-json' })
   channels!: string[];
 
-  @Field()
+  @Field({ description: 'Off: never injected (setSkillEnabled); per channel: plugin setting skill:<name>.' })
   @Column({ type: 'boolean', default: true })
   enabled!: boolean;
 
+  @Field({ description: 'The procedure the model reads (the Markdown body of SKILL.md).' })
   @Column({ type: 'text' })
   body!: string;
 

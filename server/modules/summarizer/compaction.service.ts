@@ -13,6 +13,7 @@ import { Session } from '../sessions';
 import { successorOf } from '../sessions';
 import { MessageRole, MessageStatus, SessionStatus } from '../sessions';
 import type { SummarizerService } from './summarizer.service';
+import { planSeed, type SeedPlan } from './compaction-seed';
 
 
 /** Why a session is compacted; also the `reason` of its SessionRotated event. */
@@ -79,7 +80,13 @@ export class CompactionService {
     private readonly rotation: SessionRotation,
     private readonly notifier: NoticeSender,
     private readonly locks: SessionLocks,
-    private readonly options: { keepTurns: () => number },
+    private readonly options: {
+      keepTurns: () => number;
+      /** Tokens a compacted session may start with (summary + kept turns + carried messages). @default unlimited */
+      seedBudgetTokens?: () => number;
+      /** The main model's context window, to tell how much of it carried messages take. */
+      contextWindow?: () => number;
+    },
     private readonly clock: Clock = SYSTEM_CLOCK,
   ) {}
 
@@ -99,8 +106,9 @@ export class CompactionService {
     const flushed = await this.summarizer.extractMemories(ctx, session, transcript, opts.priority, callerCtx.signal);
     const summary = await this.summarizer.summarize(ctx, session, transcript, opts.instructions ?? null, opts.priority, callerCtx.signal);
     const memory = await this.summarizer.storeSummary(ctx, session, summary);
-    const kept = recentTurns(transcript, this.options.keepTurns());
     const moving = rows.filter((m) => carryIds.has(m.id) || (m.role === MessageRole.USER && m.status === MessageStatus.QUEUED));
+    const seed = planSeed(summary, recentTurns(transcript, this.options.keepTurns()), moving, this.options.seedBudgetTokens?.() ?? Number.POSITIVE_INFINITY);
+    const kept = seed.kept;
 
     const next = await this.db.withTransaction(ctx, async (tx) => {
       const sessions = this.db.repo(tx, Session);
@@ -120,7 +128,7 @@ export class CompactionService {
           sessionId: created.id,
           userId: null,
           role: MessageRole.SYSTEM,
-          content: `Summary of the conversation so far (compacted from session ${session.id}):\n\n${summary}`,
+          content: `Summary of the conversation so far (compacted from session ${session.id}):\n\n${seed.summary}`,
           status: MessageStatus.DONE,
           dedupeKey: `${SUMMARY_KEY_PREFIX}${created.id}`,
           replyToId: null,
@@ -150,8 +158,8 @@ export class CompactionService {
       return created;
     });
 
-    ctx.logger.info({ sessionId: session.id, newSessionId: next.id, reason: opts.reason, flushed, kept: kept.length, moved: moving.length }, 'session compacted');
-    if (opts.notice) await this.tell(ctx, session, next, opts.notice);
+    ctx.logger.info({ sessionId: session.id, newSessionId: next.id, reason: opts.reason, flushed, kept: kept.length, moved: moving.length, seedTokens: seed.tokens }, 'session compacted');
+    if (opts.notice) await this.tell(ctx, session, next, opts.notice + this.tooLargeNote(seed));
     await this.rotation.announce(session, next, opts.reason, moving[0]?.id ?? null);
     return { previous: session, session: next, summary, summaryMemoryId: memory?.id ?? null, flushed, kept: kept.length, moved: moving.length };
   }
@@ -176,6 +184,14 @@ export class CompactionService {
   async currentSummary(ctx: Ctx, sessionId: string): Promise<string | null> {
     const seed = await this.db.repo(ctx, Message).findOneBy({ dedupeKey: `${SUMMARY_KEY_PREFIX}${sessionId}` });
     return seed?.content ?? null;
+  }
+
+  /** Said with the notice when the carried messages alone are too large for the new session to start small. */
+  private tooLargeNote(seed: SeedPlan): string {
+    if (!seed.carriedTooLarge) return '';
+    const window = this.options.contextWindow?.();
+    const share = window ? ` (about ${Math.round((100 * seed.carriedTokens) / window)}% of the context window)` : '';
+    return ` Your message alone is very long${share}, so the new session starts nearly full; a shorter message or /new will help.`;
   }
 
   private async tell(ctx: Ctx, previous: Session, next: Session, text: string): Promise<void> {

@@ -85,7 +85,7 @@ export class SummarizerService {
     const answer = await this.call(ctx, session, priority, summarizerMessages(EXTRACT_MEMORIES_PROMPT, `Conversation in ${where}:`, transcript), signal);
     const parsed = parseMemoryCandidates(answer);
     if (!parsed.ok) {
-      ctx.logger.warn({ sessionId: session.id, reason: parsed.error, answer: answer.slice(0, 200) }, 'summarizer answer was not usable; skipped');
+      ctx.logger.warn({ sessionId: session.id, reason: parsed.error, answerChars: answer.length }, 'summarizer answer was not usable; skipped');
       return 0;
     }
     let written = 0;

@@ -7,7 +7,7 @@ import { ChatRecorderServer } from '../../support/fakes/chat-recorder';
 import { LinkIdentityDocument, MemoriesDocument, MessagesDocument, SessionDocument } from '../../support/graphql/generated';
 import { registerRecorderChannel } from '../pipeline/pipeline-helpers';
 import { hasAllSections, SUMMARY_SECTIONS } from '../../../server/modules/summarizer';
-import { callKind, callsOf, lastUserText, scriptModel, summarizerInput } from './summarizer-model';
+import { callKind, callsOf, lastUserText, scriptModel, summarizerInput, turnOf, words } from './summarizer-model';
 
 type Node = { id: string; role: string; content: string; status: string };
 
@@ -31,18 +31,6 @@ async function exchange(client: GraphQLTestClient, text: string): Promise<{ sess
   return { sessionId: sent.sessionId, messageId: sent.messageId! };
 }
 
-/** Waits until the turn answering `messageId` finished in `sessionId`; returns that session's events. */
-async function turnOf(client: GraphQLTestClient, sessionId: string, messageId: string): Promise<EventRecord[]> {
-  const events = new EventCollector(client.wsClient(), sessionId);
-  try {
-    return await events.waitFor((es) => {
-      const started = es.find((e) => e.__typename === 'TurnStarted' && (e.messageIds as string[]).includes(messageId));
-      return !!started && es.some((e) => e.__typename === 'TurnFinished' && e.turnId === started.turnId);
-    }, 20_000);
-  } finally {
-    events.stop();
-  }
-}
 
 function rotationOf(events: EventRecord[]): EventRecord | undefined {
   return events.find((e) => e.__typename === 'SessionRotated');
@@ -52,7 +40,6 @@ function systemMessages(req: RecordedRequest): string[] {
   return (req.body?.messages ?? []).filter((m) => m.role === 'system').map((m) => String(m.content));
 }
 
-const words = (n: number, seed: string) => Array.from({ length: n }, (_, i) => `${seed}${i}`).join(' ');
 
 /** Issue 5, acceptance 4: compaction archives the old transcript and starts a new session with the summary and the recent turns. */
 describe('compaction with /compact', () => {

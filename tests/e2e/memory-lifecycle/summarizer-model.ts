@@ -1,4 +1,6 @@
 import type { FakeChatReply, FakeOpenAIServer, RecordedRequest } from '../../support/fakes/fake-openai-server';
+import type { GraphQLTestClient } from '../../support/graphql-client';
+import { EventCollector, type EventRecord } from '../../support/session-events';
 
 /** What kind of call the fake model got: a turn of the main agent, or one of the summarizer role's. */
 export type CallKind = 'main' | 'extract' | 'compact';
@@ -67,4 +69,20 @@ export function scriptModel(model: FakeOpenAIServer, script: SummarizerScript = 
 
 export function callsOf(model: FakeOpenAIServer, kind: CallKind): RecordedRequest[] {
   return model.chatRequests().filter((r) => callKind(r) === kind);
+}
+
+/** Distinct words `<seed>0 <seed>1 …`, so texts differ and their size is predictable. */
+export const words = (n: number, seed: string) => Array.from({ length: n }, (_, i) => `${seed}${i}`).join(' ');
+
+/** Waits until the turn answering `messageId` finished in `sessionId`; returns that session's events. */
+export async function turnOf(client: GraphQLTestClient, sessionId: string, messageId: string): Promise<EventRecord[]> {
+  const events = new EventCollector(client.wsClient(), sessionId);
+  try {
+    return await events.waitFor((es) => {
+      const started = es.find((e) => e.__typename === 'TurnStarted' && (e.messageIds as string[]).includes(messageId));
+      return !!started && es.some((e) => e.__typename === 'TurnFinished' && e.turnId === started.turnId);
+    }, 20_000);
+  } finally {
+    events.stop();
+  }
 }

@@ -105,7 +105,7 @@ describe('slash commands', () => {
     expect(mine.reply!.split('\n').slice(1).map((l) => /^• (\w+)/.exec(l)?.[1]).sort()).toEqual(['current_time', 'memory_save', 'memory_search']);
 
     const all = (await send(owner, '/tools')).reply!;
-    expect(all.split('\n').slice(1).map((l) => /^• (\w+)/.exec(l)?.[1]).sort()).toEqual(['current_time', 'http_request', 'memory_save', 'memory_search', 'send_message', 'shell']);
+    expect(all.split('\n').slice(1).map((l) => /^• (\w+)/.exec(l)?.[1]).sort()).toEqual(['current_time', 'delete_beat', 'http_request', 'list_beats', 'memory_save', 'memory_search', 'send_message', 'set_beat', 'shell', 'update_beat']);
     // Turned off for web chat: no longer listed there.
     dataOf(await owner.http(SetPluginSettingDocument, { input: { plugin: 'http_request', channel: 'web', enabled: false } }));
     try {

@@ -32,7 +32,8 @@ function allowed(level: Level, id: CallId): boolean {
 function expectedTools(level: Level): string[] {
   if (RANK[level] < RANK.MEMBER) return [];
   if (level === 'MEMBER') return ['current_time', 'memory_save', 'memory_search'];
-  return ['current_time', 'http_request', 'memory_save', 'memory_search', 'send_message', ...(level === 'OWNER' ? ['shell'] : [])].sort();
+  const beatTools = ['set_beat', 'list_beats', 'update_beat', 'delete_beat'];
+  return ['current_time', 'http_request', 'memory_save', 'memory_search', 'send_message', ...beatTools, ...(level === 'OWNER' ? ['shell'] : [])].sort();
 }
 
 /**
@@ -227,7 +228,7 @@ describe('trust end to end, tool calls in text', () => {
     model = await FakeOpenAIServer.start();
     model.setDefault((req: RecordedRequest) => {
       const last = req.body?.messages?.at(-1);
-      if (last?.role === 'user' && String(last.content).startsWith('Tool result')) return FakeReplies.text('final answer in text mode');
+      if (last?.role === 'user' && String(last.content).startsWith('Result of tool')) return FakeReplies.text('final answer in text mode');
       return FakeReplies.textToolCalls([
         { name: 'current_time', arguments: { timezone: 'UTC' } },
         { name: 'shell', arguments: { argv: ['echo', 'from text'] } },
@@ -261,13 +262,13 @@ describe('trust end to end, tool calls in text', () => {
     expect(asked!.body?.tools).toBeUndefined();
     const system = String(asked!.body?.messages?.[0]?.content);
     expect(system).toContain('{"tool_calls":[{"name":"<tool>","arguments":{…}}]}');
-    expect(system.match(/^- (\w+):/gm)?.map((l) => l.slice(2, -1)).sort()).toEqual(['current_time', 'http_request', 'memory_save', 'memory_search', 'send_message']);
+    expect(system.match(/^- (\w+):/gm)?.map((l) => l.slice(2, -1)).sort()).toEqual(['current_time', 'delete_beat', 'http_request', 'list_beats', 'memory_save', 'memory_search', 'send_message', 'set_beat', 'update_beat']);
 
-    const results = (answered!.body?.messages ?? []).filter((m) => m.role === 'user' && String(m.content).startsWith('Tool result')).map((m) => String(m.content));
+    const results = (answered!.body?.messages ?? []).filter((m) => m.role === 'user' && String(m.content).startsWith('Result of tool')).map((m) => String(m.content));
     expect(results).toHaveLength(3);
-    expect(results[0]).toMatch(/^Tool result \(current_time\):\n\{/);
-    expect(results[1]).toMatch(/^Tool result \(shell\):\nRefused: the tool "shell" needs OWNER trust; the sender is ADMIN/);
-    expect(results[2]).toMatch(/^Tool result \(http_request\):\nRefused: .*10\.0\.0\.1 is not a public address/);
+    expect(results[0]).toMatch(/^Result of tool current_time \(call [^)]+\):\n\{/);
+    expect(results[1]).toMatch(/^Result of tool shell \(call [^)]+\):\nRefused: the tool "shell" needs OWNER trust; the sender is ADMIN/);
+    expect(results[2]).toMatch(/^Result of tool http_request \(call [^)]+\):\nRefused: .*10\.0\.0\.1 is not a public address/);
 
     const log = dataOf(await owner.http(AuditLogDocument, { first: 50, filter: { action: 'tool.refused', actorUserId: admin.id } })).auditLog;
     expect(log.edges.map((e) => (e.node.details as { tool: string }).tool).sort()).toEqual(['http_request', 'shell']);

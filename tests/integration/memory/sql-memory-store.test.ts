@@ -17,8 +17,16 @@ describeMemoryStoreConformance('SqlMemoryStore on SQLite, keyword-only', async (
   return { store, ctx: t.ctx, vectors: false, close: t.close };
 });
 
-describeMemoryStoreConformance('SqlMemoryStore on PostgreSQL (keyword)', async () => {
+describeMemoryStoreConformance('SqlMemoryStore on PostgreSQL, hybrid (full-text search + exact vector scan)', async () => {
   const t = await openTestDb('postgres');
-  const store = new SqlMemoryStore(t.db, { embedder: embedderFor(t, new ConceptEmbeddings()), logger: t.logger });
+  const embeddings = new ConceptEmbeddings();
+  const embedder = embedderFor(t, embeddings);
+  const store = new SqlMemoryStore(t.db, { embedder, logger: t.logger });
+  return { store, ctx: t.ctx, vectors: true, embedder, embeddings, close: t.close };
+});
+
+describeMemoryStoreConformance('SqlMemoryStore on PostgreSQL, keyword-only', async () => {
+  const t = await openTestDb('postgres');
+  const store = new SqlMemoryStore(t.db, { embedder: null, logger: t.logger });
   return { store, ctx: t.ctx, vectors: false, close: t.close };
 });

@@ -68,6 +68,16 @@ export interface FakeSentMessage {
   parseMode: string | null;
   at: number;
   replyTo: number | null;
+  /** How often the message was edited. */
+  edits?: number;
+}
+
+/** A message draft streamed to a private chat (sendMessageDraft). */
+export interface FakeDraft {
+  chatId: string;
+  draftId: number;
+  text: string;
+  at: number;
 }
 
 /** A Bot API error answer. */
@@ -159,13 +169,17 @@ export function detectEntities(text: string): FakeTgEntity[] {
 export class FakeTelegramServer {
   readonly calls: RecordedTgCall[] = [];
   readonly sentMessages: FakeSentMessage[] = [];
+  /** Every draft update, in order. */
+  readonly drafts: FakeDraft[] = [];
+  /** Answer sendMessageDraft with 404 like a Bot API server older than 9.3. */
+  draftsUnsupported = false;
   /** Webhook set by setWebhook (url, secret), or null. */
   webhook: { url: string; secretToken: string | null } | null = null;
   readonly bot: FakeTgUser & { username: string };
   private readonly updates: FakeTgUpdate[] = [];
   private readonly messages = new Map<string, FakeTgMessage>();
   private readonly files = new Map<string, { path: string; data: Buffer }>();
-  private readonly faults = new Map<string, Array<FakeTgError>>();
+  private readonly faults = new Map<string, Array<{ error: FakeTgError; when?: (params: Record<string, unknown>) => boolean }>>();
   private polls: Array<{ seq: number; offset: number; limit: number; finish: (body: { status: number; json: unknown }) => void }> = [];
   private nextUpdateId = 1000;
   private nextMessageId = 1;
@@ -263,12 +277,12 @@ export class FakeTelegramServer {
   }
 
   /**
-   * The next `count` calls of `method` get `error`. Held getUpdates polls are answered with it at once
+   * The next `count` calls of `method` (those matching `when`, if given) get `error`. Held getUpdates polls are answered with it at once
    * (Telegram ends a running poll when another poller appears).
    */
-  failNext(method: string, count: number, error: FakeTgError): void {
+  failNext(method: string, count: number, error: FakeTgError, when?: (params: Record<string, unknown>) => boolean): void {
     const queue = this.faults.get(method) ?? [];
-    for (let i = 0; i < count; i++) queue.push(error);
+    for (let i = 0; i < count; i++) queue.push({ error, when });
     this.faults.set(method, queue);
     if (method === 'getUpdates') {
       const held = this.polls;
@@ -285,6 +299,7 @@ export class FakeTelegramServer {
   resetRecords(): void {
     this.calls.length = 0;
     this.sentMessages.length = 0;
+    this.drafts.length = 0;
   }
 
   // === Records
@@ -352,7 +367,7 @@ export class FakeTelegramServer {
       for (const p of this.polls.filter((q) => q.seq === record.seq)) p.finish({ status: 499, json: null });
     });
     if (call[1] !== this.token) return finish({ status: 401, json: { ok: false, error_code: 401, description: 'Unauthorized' } });
-    const fault = record.method === 'getUpdates' && this.webhook ? null : this.takeFault(record.method);
+    const fault = record.method === 'getUpdates' && this.webhook ? null : this.takeFault(record.method, params);
     if (fault) return finish({ status: fault.error_code, json: { ok: false, ...fault } });
     const ok = (result: unknown) => finish({ status: 200, json: { ok: true, result } });
     const fail = (error_code: number, description: string) => finish({ status: error_code, json: { ok: false, error_code, description } });
@@ -379,11 +394,25 @@ export class FakeTelegramServer {
         if (!msg) return fail(400, 'Bad Request: message to edit not found');
         const parsed = this.visible(params);
         if ('error' in parsed) return fail(400, parsed.error);
-        Object.assign(msg, { text: parsed.text, raw: String(params.text) });
+        if (parsed.text === msg.text && String(params.text) === msg.raw) {
+          return fail(400, 'Bad Request: message is not modified: specified new message content and reply markup are exactly the same as a current content and reply markup of the message');
+        }
+        msg.edits = (msg.edits ?? 0) + 1;
+        Object.assign(msg, { text: parsed.text, raw: String(params.text), parseMode: typeof params.parse_mode === 'string' ? params.parse_mode : null });
         return ok({ message_id: msg.message_id, date: Math.floor(Date.now() / 1000), chat: this.chatOf(msg.chatId), from: this.bot, text: parsed.text });
       }
       case 'sendChatAction':
         return ok(true);
+      case 'sendMessageDraft': {
+        // Bot API 9.3: private chats only, a non-zero draft id, 0–4096 characters.
+        if (this.draftsUnsupported) return fail(404, 'Not Found: method not found');
+        if (!(Number(params.chat_id) > 0)) return fail(400, 'Bad Request: drafts can be sent to private chats only');
+        if (!Number(params.draft_id)) return fail(400, 'Bad Request: draft_id must be non-zero');
+        const parsed = typeof params.text === 'string' && params.text.length ? this.visible(params) : { text: '' };
+        if ('error' in parsed) return fail(400, parsed.error);
+        this.drafts.push({ chatId: String(params.chat_id), draftId: Number(params.draft_id), text: parsed.text, at: now() });
+        return ok(true);
+      }
       case 'getFile': {
         const f = this.files.get(String(params.file_id));
         if (!f) return fail(400, 'Bad Request: invalid file_id');
@@ -394,8 +423,11 @@ export class FakeTelegramServer {
     }
   }
 
-  private takeFault(method: string): FakeTgError | undefined {
-    return this.faults.get(method)?.shift();
+  /** The first fault queued for `method` whose condition (if any) holds for these params; it is used up. */
+  private takeFault(method: string, params: Record<string, unknown> = {}): FakeTgError | undefined {
+    const queue = this.faults.get(method);
+    const index = queue?.findIndex((f) => !f.when || f.when(params)) ?? -1;
+    return index >= 0 ? queue!.splice(index, 1)[0]!.error : undefined;
   }
 
   private getUpdates(params: Record<string, unknown>, seq: number, finish: (a: { status: number; json: unknown }) => void, fail: (code: number, d: string) => void): void {

@@ -7,7 +7,7 @@ import { WhatsAppTransport, type WhatsAppTransportOptions } from '../../../../se
 import { createLogger } from '../../../../server/common/logger';
 import { SecretRedactor } from '../../../../server/common/secret-redactor';
 import { LogCapture } from '../../../support/log-capture';
-import { BOT_LID, BOT_PN, fakeSocketFactory, type FakeWhatsAppSocket } from './fake-whatsapp-socket';
+import { BOT_LID, BOT_PN, fakeSocketFactory, type FakeWhatsAppSocket } from '../../../support/fakes/fake-whatsapp-socket';
 
 const ALICE = '4917600000002@s.whatsapp.net';
 const ALICE_LID = '111122223333444@lid';

@@ -1,6 +1,6 @@
 import { EventEmitter } from 'node:events';
 import type { UserFacingSocketConfig, WAMessage } from '@whiskeysockets/baileys';
-import type { MakeWhatsAppSocket, WhatsAppSocket } from '../../../../server/channels/whatsapp/whatsapp-sdk';
+import type { MakeWhatsAppSocket, WhatsAppSocket } from '../../../server/channels/whatsapp/whatsapp-sdk';
 
 export const BOT_PN = '4915100000001';
 export const BOT_LID = '987654321012345';
@@ -24,7 +24,17 @@ export class FakeWhatsAppSocket {
 
   constructor(readonly config: UserFacingSocketConfig) {}
 
+  /** Failures for coming sends: each fails the first send it matches (by chat and text). */
+  private readonly sendFaults: Array<{ when: (jid: string, text: string) => boolean; error: Error }> = [];
+
+  /** The next send matching `when` (every send when omitted) throws `error`. */
+  failNextSend(error: Error, when: (jid: string, text: string) => boolean = () => true): void {
+    this.sendFaults.push({ when, error });
+  }
+
   async sendMessage(jid: string, content: { text?: string }): Promise<WAMessage> {
+    const fault = this.sendFaults.findIndex((f) => f.when(jid, content.text ?? ''));
+    if (fault >= 0) throw this.sendFaults.splice(fault, 1)[0]!.error;
     this.sent.push({ jid, text: content.text ?? '', at: Date.now() });
     return { key: { id: `BOT${++this.seq}`, remoteJid: jid, fromMe: true } } as WAMessage;
   }

@@ -1,0 +1,164 @@
+import type { Ctx } from '../../common/ctx';
+import type { Logger } from '../../common/logger';
+import type { Db } from '../../persistence/db';
+import { vectorBytes, vectorFromBytes } from './memory-embedder';
+import { binaryCode, codeBytes, VectorCodeIndex } from './vector-code-index';
+
+// === The vector table of SqlMemoryStore on SQLite
+// `memory_vectors` (seq = memory_index.seq, owner, code, embedding): the float vector of each item and its
+// binary code. Search scans the codes (loaded per owner into a VectorCodeIndex) and re-ranks the nearest by
+// exact cosine over the float vectors, read by primary key. The table is created for the embedding
+// dimension in use (its CHECK says which) and rebuilt empty when the dimension changes. Databases from
+// before it kept vectors in a sqlite-vec table (`memory_vec`); those are moved over once.
+
+export const VECTORS_TABLE = 'memory_vectors';
+const LEGACY_VEC_TABLE = 'memory_vec';
+
+type Query = (ctx: Ctx, sql: string, params?: readonly unknown[]) => Promise<unknown[]>;
+
+/** One vector written in a transaction, applied to the code index once it committed. */
+export interface VectorWrite {
+  seq: number;
+  owner: string;
+  code: Int32Array;
+}
+
+export class SqliteVectorTables {
+  /** Dimension of the vector table, null when there is none. */
+  dims: number | null = null;
+  codes: VectorCodeIndex | null = null;
+  private dataVersion: number | null = null;
+  /** Ctx the code loader reads with (that of the search asking). */
+  private loadCtx: Ctx | null = null;
+
+  constructor(
+    private readonly db: Db,
+    private readonly query: Query,
+    private readonly logger: Logger,
+  ) {}
+
+  /** Reads the dimension of an existing table; moves the vectors of an older database over. */
+  async open(ctx: Ctx): Promise<void> {
+    await this.readDims(ctx);
+    if (this.dims === null) await this.moveLegacy(ctx);
+    if (this.dims !== null) this.useCodes(this.dims);
+  }
+
+  private useCodes(dims: number): void {
+    this.codes = new VectorCodeIndex(dims, async (owner) => {
+      return (await this.query(this.loadCtx!, `SELECT seq, code FROM ${VECTORS_TABLE} WHERE owner = ?`, [owner])) as Array<{ seq: number; code: Uint8Array }>;
+    });
+  }
+
+  private async readDims(ctx: Ctx): Promise<void> {
+    const [row] = (await this.query(ctx, `SELECT sql FROM sqlite_master WHERE name = '${VECTORS_TABLE}'`)) as Array<{ sql: string }>;
+    const match = row ? /length\(embedding\) = (\d+)/.exec(row.sql) : null;
+    this.dims = match ? Number(match[1]) / 4 : null;
+  }
+
+  private async create(tx: Ctx, dims: number): Promise<void> {
+    await this.query(tx, `CREATE TABLE ${VECTORS_TABLE} (seq INTEGER PRIMARY KEY, owner TEXT NOT NULL, code BLOB NOT NULL, embedding BLOB NOT NULL CHECK (length(embedding) = ${dims * 4}))`);
+    await this.query(tx, `CREATE INDEX ${VECTORS_TABLE}_owner ON ${VECTORS_TABLE} (owner)`);
+  }
+
+  /** Vectors of a database from before this table (sqlite-vec's `memory_vec`), moved over once. */
+  private async moveLegacy(ctx: Ctx): Promise<void> {
+    const [legacy] = (await this.query(ctx, `SELECT sql FROM sqlite_master WHERE name = '${LEGACY_VEC_TABLE}'`)) as Array<{ sql: string }>;
+    const match = legacy ? /float\[(\d+)\]/.exec(legacy.sql) : null;
+    if (!match) return;
+    const dims = Number(match[1]);
+    await this.db.withTransaction(ctx, async (tx) => {
+      await this.create(tx, dims);
+      const rows = (await this.query(tx, `SELECT rowid AS seq, owner, embedding FROM ${LEGACY_VEC_TABLE}`)) as Array<{ seq: number | bigint; owner: string; embedding: Uint8Array }>;
+      for (const row of rows) await this.insert(tx, Number(row.seq), row.owner, vectorFromBytes(row.embedding));
+      await this.query(tx, `DROP TABLE ${LEGACY_VEC_TABLE}`);
+      if (rows.length) this.logger.info({ vectors: rows.length }, 'memory search: vectors moved to memory_vectors');
+    });
+    this.dims = dims;
+  }
+
+  /** Creates the table for this dimension; a table of another dimension (new model) is rebuilt empty. */
+  async ensure(ctx: Ctx, dims: number): Promise<void> {
+    if (this.dims === dims) return;
+    await this.readDims(ctx);
+    if (this.dims === dims) return;
+    await this.db.withTransaction(ctx, async (tx) => {
+      if (this.dims !== null) {
+        this.logger.info({ from: this.dims, to: dims }, 'embedding dimension changed — rebuilding the vector index');
+        await this.query(tx, `DROP TABLE ${VECTORS_TABLE}`);
+        await this.query(tx, 'UPDATE memory_index SET "vectorModel" = NULL');
+      }
+      await this.create(tx, dims);
+    });
+    this.dims = dims;
+    this.codes?.clear();
+    this.useCodes(dims);
+  }
+
+  private async insert(tx: Ctx, seq: number, owner: string, vector: Float32Array): Promise<VectorWrite> {
+    const code = binaryCode(vector);
+    await this.query(tx, `INSERT OR REPLACE INTO ${VECTORS_TABLE} (seq, owner, code, embedding) VALUES (?, ?, ?, ?)`, [seq, owner, codeBytes(code), vectorBytes(vector)]);
+    return { seq, owner, code };
+  }
+
+  /** Writes (or replaces) the vector of `seq`; returns what to apply to the code index after commit. */
+  put(tx: Ctx, seq: number, owner: string, vector: Float32Array): Promise<VectorWrite> {
+    return this.insert(tx, seq, owner, vector);
+  }
+
+  /** `put` for many, in multi-row statements. */
+  async putMany(tx: Ctx, list: ReadonlyArray<{ seq: number; owner: string; vector: Float32Array }>): Promise<VectorWrite[]> {
+    const out: VectorWrite[] = [];
+    for (let i = 0; i < list.length; i += 200) {
+      const part = list.slice(i, i + 200);
+      const params: unknown[] = [];
+      for (const { seq, owner, vector } of part) {
+        const code = binaryCode(vector);
+        params.push(seq, owner, codeBytes(code), vectorBytes(vector));
+        out.push({ seq, owner, code });
+      }
+      await this.query(tx, `INSERT OR REPLACE INTO ${VECTORS_TABLE} (seq, owner, code, embedding) VALUES ${part.map(() => '(?, ?, ?, ?)').join(', ')}`, params);
+    }
+    return out;
+  }
+
+  async remove(tx: Ctx, seqs: readonly number[]): Promise<void> {
+    for (let i = 0; i < seqs.length; i += 400) {
+      const part = seqs.slice(i, i + 400);
+      await this.query(tx, `DELETE FROM ${VECTORS_TABLE} WHERE seq IN (${part.map(() => '?').join(', ')})`, part);
+    }
+  }
+
+  /** Applies committed writes to the loaded codes. */
+  committed(set: readonly VectorWrite[], removed: readonly number[] = []): void {
+    if (set.length || removed.length) this.codes?.apply({ set, removed });
+  }
+
+  /** Candidates of the coarse step: seqs of the nearest codes among `owners` ('all': every owner). */
+  async nearest(ctx: Ctx, vector: Float32Array, owners: readonly string[] | 'all', k: number): Promise<number[]> {
+    if (!this.codes) return [];
+    this.loadCtx = ctx;
+    await this.checkOtherWriters(ctx);
+    const list = owners === 'all' ? ((await this.query(ctx, `SELECT DISTINCT owner FROM ${VECTORS_TABLE}`)) as Array<{ owner: string }>).map((r) => r.owner) : owners;
+    return this.codes.nearest(vector, list, k);
+  }
+
+  /** Another connection (another process) committed: its vector writes are not in the loaded codes. */
+  private async checkOtherWriters(ctx: Ctx): Promise<void> {
+    const [row] = (await this.query(ctx, 'PRAGMA data_version')) as Array<{ data_version: number }>;
+    const version = Number(row?.data_version ?? 0);
+    if (this.dataVersion !== null && version !== this.dataVersion) this.codes?.clear();
+    this.dataVersion = version;
+  }
+
+  /** Float vectors of these items, by seq. */
+  async vectors(ctx: Ctx, seqs: readonly number[]): Promise<Map<number, Float32Array>> {
+    const out = new Map<number, Float32Array>();
+    for (let i = 0; i < seqs.length; i += 400) {
+      const part = seqs.slice(i, i + 400);
+      const rows = (await this.query(ctx, `SELECT seq, embedding FROM ${VECTORS_TABLE} WHERE seq IN (${part.map(() => '?').join(', ')})`, part)) as Array<{ seq: number; embedding: Uint8Array }>;
+      for (const row of rows) out.set(Number(row.seq), vectorFromBytes(row.embedding));
+    }
+    return out;
+  }
+}

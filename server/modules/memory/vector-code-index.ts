@@ -1,0 +1,164 @@
+// === Binary codes of the memory vectors, in memory, for the coarse step of vector search
+// A code keeps one bit per dimension (the sign), so 768 dimensions take 96 bytes and a scan of 100k codes is
+// a few million popcounts. The nearest codes by Hamming distance are the candidates that the store then
+// re-ranks by exact cosine over the float vectors. Codes are persisted in `memory_vec_bits` and loaded per
+// owner on first use; this process's writes update the loaded owners, writes of other processes (seen
+// through SQLite's data_version) drop them so they are loaded again.
+
+/** Sign bits of `v`, 32 dimensions per word (dimension i is bit i % 32 of word i / 32). */
+export function binaryCode(v: Float32Array): Int32Array {
+  const words = new Int32Array(Math.ceil(v.length / 32));
+  for (let i = 0; i < v.length; i++) if (v[i]! > 0) words[i >>> 5]! |= 1 << (i & 31);
+  return words;
+}
+
+/** The code as bytes for the database. */
+export function codeBytes(code: Int32Array): Buffer {
+  return Buffer.from(code.buffer, code.byteOffset, code.byteLength);
+}
+
+function popcount(x: number): number {
+  x = x - ((x >>> 1) & 0x55555555);
+  x = (x & 0x33333333) + ((x >>> 2) & 0x33333333);
+  return (((x + (x >>> 4)) & 0x0f0f0f0f) * 0x01010101) >>> 24;
+}
+
+/** The codes of one owner: parallel arrays with swap-remove, and where each seq sits. */
+class OwnerCodes {
+  seqs: Int32Array;
+  codes: Int32Array;
+  count = 0;
+  readonly slotOf = new Map<number, number>();
+
+  constructor(
+    private readonly words: number,
+    capacity = 64,
+  ) {
+    this.seqs = new Int32Array(capacity);
+    this.codes = new Int32Array(capacity * words);
+  }
+
+  set(seq: number, code: Int32Array): void {
+    let slot = this.slotOf.get(seq);
+    if (slot === undefined) {
+      if (this.count === this.seqs.length) this.grow();
+      slot = this.count++;
+      this.slotOf.set(seq, slot);
+      this.seqs[slot] = seq;
+    }
+    this.codes.set(code.subarray(0, this.words), slot * this.words);
+  }
+
+  remove(seq: number): void {
+    const slot = this.slotOf.get(seq);
+    if (slot === undefined) return;
+    const last = --this.count;
+    this.slotOf.delete(seq);
+    if (slot !== last) {
+      const moved = this.seqs[last]!;
+      this.seqs[slot] = moved;
+      this.codes.copyWithin(slot * this.words, last * this.words, (last + 1) * this.words);
+      this.slotOf.set(moved, slot);
+    }
+  }
+
+  private grow(): void {
+    const seqs = new Int32Array(this.seqs.length * 2);
+    seqs.set(this.seqs);
+    const codes = new Int32Array(seqs.length * this.words);
+    codes.set(this.codes);
+    this.seqs = seqs;
+    this.codes = codes;
+  }
+}
+
+/** Loads one owner's codes (seq and code bytes); `null` owner means every owner's, grouped by the caller. */
+export type CodeLoader = (owner: string) => Promise<Array<{ seq: number; code: Uint8Array }>>;
+
+export class VectorCodeIndex {
+  private readonly owners = new Map<string, OwnerCodes>();
+  private readonly loading = new Map<string, Promise<OwnerCodes>>();
+  private readonly words: number;
+
+  constructor(
+    readonly dims: number,
+    private readonly loader: CodeLoader,
+  ) {
+    this.words = Math.ceil(dims / 32);
+  }
+
+  /** Forgets every loaded owner (another process wrote, or the vector table was rebuilt). */
+  clear(): void {
+    this.owners.clear();
+    this.loading.clear();
+  }
+
+  /** Applies this process's committed writes to the owners that are loaded. */
+  apply(changes: { set?: ReadonlyArray<{ seq: number; owner: string; code: Int32Array }>; removed?: readonly number[] }): void {
+    for (const seq of changes.removed ?? []) for (const o of this.owners.values()) o.remove(seq);
+    for (const { seq, owner, code } of changes.set ?? []) {
+      for (const [name, o] of this.owners) if (name !== owner) o.remove(seq);
+      this.owners.get(owner)?.set(seq, code);
+    }
+    // A load that started before these writes may have missed them: let it be loaded again.
+    this.loading.clear();
+  }
+
+  private async owner(owner: string): Promise<OwnerCodes> {
+    const ready = this.owners.get(owner);
+    if (ready) return ready;
+    let pending = this.loading.get(owner);
+    if (!pending) {
+      pending = this.loader(owner).then((rows) => {
+        const codes = new OwnerCodes(this.words, Math.max(64, rows.length));
+        for (const row of rows) {
+          const bytes = new Uint8Array(this.words * 4);
+          bytes.set(row.code.subarray(0, bytes.length));
+          codes.set(row.seq, new Int32Array(bytes.buffer));
+        }
+        return codes;
+      });
+      this.loading.set(owner, pending);
+    }
+    const codes = await pending;
+    if (this.loading.get(owner) === pending) {
+      this.loading.delete(owner);
+      this.owners.set(owner, codes);
+    }
+    return codes;
+  }
+
+  /** Seqs of (at least, on ties) the `k` codes nearest to `query` among `owners`, nearest first. */
+  async nearest(query: Float32Array, owners: readonly string[], k: number): Promise<number[]> {
+    const q = binaryCode(query);
+    const lists = await Promise.all(owners.map((o) => this.owner(o)));
+    const total = lists.reduce((s, l) => s + l.count, 0);
+    if (!total) return [];
+    const w = this.words;
+    const dist = new Uint16Array(total);
+    const seqs = new Int32Array(total);
+    let n = 0;
+    for (const list of lists) {
+      const codes = list.codes;
+      for (let i = 0; i < list.count; i++, n++) {
+        let d = 0;
+        const o = i * w;
+        for (let j = 0; j < w; j++) d += popcount(codes[o + j]! ^ q[j]!);
+        dist[n] = d;
+        seqs[n] = list.seqs[i]!;
+      }
+    }
+    if (total <= k) return [...seqs].map((s, i) => [s, dist[i]!] as const).sort((a, b) => a[1] - b[1]).map(([s]) => s);
+    // Counting selection on the distance (0..dims): the cut-off distance that keeps at least k.
+    const hist = new Uint32Array(this.dims + 2);
+    for (let i = 0; i < total; i++) hist[dist[i]!]!++;
+    let cut = 0;
+    for (let acc = 0; cut <= this.dims; cut++) {
+      acc += hist[cut]!;
+      if (acc >= k) break;
+    }
+    const picked: Array<[number, number]> = [];
+    for (let i = 0; i < total; i++) if (dist[i]! <= cut) picked.push([seqs[i]!, dist[i]!]);
+    return picked.sort((a, b) => a[1] - b[1]).map(([s]) => s);
+  }
+}

@@ -1,0 +1,1 @@
+export { Webhook } from './webhook.entity';

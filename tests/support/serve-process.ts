@@ -1,0 +1,88 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import path from 'node:path';
+
+const ROOT = path.join(__dirname, '..', '..');
+
+/** A real `muninn serve --role …` process from the TypeScript sources, its logs parsed as they come. */
+export interface ServeProcess {
+  name: string;
+  role: string;
+  child: ChildProcess;
+  /** Its HTTP base URL (GraphQL for api; health and metrics for worker). */
+  url: string;
+  /** Every log line (pino JSON, else raw text). */
+  logs: Array<Record<string, unknown>>;
+  exited: Promise<number | null>;
+  kill(signal: NodeJS.Signals): Promise<void>;
+}
+
+/** Env of the child: the config file only, none of the variables that would override its keys. */
+function childEnv(configFile: string): NodeJS.ProcessEnv {
+  const env: NodeJS.ProcessEnv = {};
+  for (const [k, v] of Object.entries(process.env)) {
+    if (/^(MUNINN_|TELEGRAM_|WHATSAPP_)|^(DATABASE_URL|REDIS_URL|PORT|LOG_LEVEL)$/.test(k)) continue;
+    env[k] = v;
+  }
+  return { ...env, MUNINN_CONFIG: configFile, NODE_ENV: 'test' };
+}
+
+/** Starts `serve --role <role>` with `configFile`; resolves once it listens (api) or runs its workers (worker). */
+export function startServeProcess(name: string, role: 'api' | 'worker' | 'all', configFile: string, timeoutMs = 90_000): Promise<ServeProcess> {
+  const child = spawn(process.execPath, ['-r', path.join(ROOT, 'tests/support/swc-register.js'), path.join(ROOT, 'tests/support/cli-process.ts'), 'serve', '--role', role], {
+    cwd: ROOT,
+    env: childEnv(configFile),
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  const logs: Array<Record<string, unknown>> = [];
+  const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+  return new Promise((resolve, reject) => {
+    let url: string | null = null;
+    let workers = role === 'api';
+    const timer = setTimeout(() => reject(new Error(`${name} did not start in ${timeoutMs} ms; last logs: ${JSON.stringify(logs.slice(-8))}`)), timeoutMs);
+    const ready = () => {
+      if (!url || !workers) return;
+      clearTimeout(timer);
+      resolve({
+        name,
+        role,
+        child,
+        url,
+        logs,
+        exited,
+        kill: async (signal) => {
+          if (child.exitCode === null && child.signalCode === null) child.kill(signal);
+          await exited;
+        },
+      });
+    };
+    const onLine = (line: string) => {
+      if (!line.trim()) return;
+      let entry: Record<string, unknown>;
+      try {
+        entry = JSON.parse(line) as Record<string, unknown>;
+      } catch {
+        entry = { msg: line };
+      }
+      logs.push(entry);
+      const msg = String(entry.msg ?? '');
+      const m = /Muninn is listening on (http:\/\/\S+)\/graphql|health and metrics on (http:\/\/\S+)/.exec(msg);
+      if (m) url = m[1] ?? m[2]!;
+      if (msg === 'workers started') workers = true;
+      ready();
+    };
+    for (const stream of [child.stdout!, child.stderr!]) {
+      let buffer = '';
+      stream.setEncoding('utf8');
+      stream.on('data', (chunk: string) => {
+        buffer += chunk;
+        const lines = buffer.split('\n');
+        buffer = lines.pop()!;
+        lines.forEach(onLine);
+      });
+    }
+    void exited.then((code) => {
+      clearTimeout(timer);
+      reject(new Error(`${name} exited with ${code} before it was ready; last logs: ${JSON.stringify(logs.slice(-8))}`));
+    });
+  });
+}
