@@ -116,9 +116,12 @@ export async function checkReplies(t: TestApp, acceptedBySession: Map<string, st
   return out;
 }
 
+/** Queues of repeating jobs: they always hold one delayed job. */
+const REPEATING = new Set(['maintenance', 'heartbeat']);
+
 /**
  * Resolves once no queue has a job waiting, active, delayed or prioritized (asked over GraphQL as OWNER);
- * the maintenance queue's repeating job is always delayed and is not counted.
+ * the queues of repeating jobs (maintenance, heartbeat) always hold a delayed one and are not counted.
  */
 export async function queuesIdle(t: TestApp, timeoutMs = 30_000): Promise<void> {
   const owner = t.client(t.ownerToken);
@@ -128,7 +131,7 @@ export async function queuesIdle(t: TestApp, timeoutMs = 30_000): Promise<void> 
       const res = await owner.http<{ queues: Array<{ name: string; counts: Record<string, number> }> }, unknown>(
         '{ queues { name counts { waiting active delayed prioritized } } }',
       );
-      const busy = (res.data?.queues ?? []).filter((q) => q.name !== 'maintenance' && Object.values(q.counts).some((n) => n > 0));
+      const busy = (res.data?.queues ?? []).filter((q) => !REPEATING.has(q.name) && Object.values(q.counts).some((n) => n > 0));
       if (res.data && busy.length === 0) return;
       if (Date.now() > deadline) throw new Error(`queues still busy: ${JSON.stringify(busy)}`);
       await new Promise((r) => setTimeout(r, 100));
