@@ -18,8 +18,24 @@ export interface QueueEnv {
   onJobFailed?: (queue: string) => void;
 }
 
+/** Connection-level errors (Redis down or restarting): the Redis clients already log those, once. */
+const CONNECTION_ERRORS = /ECONNREFUSED|ECONNRESET|EPIPE|ETIMEDOUT|ENOTFOUND|Connection is closed|Stream isn't writeable|LOADING|max retries/i;
+
+/**
+ * Listens to a queue's, worker's or queue-events' `error` event: BullMQ prints unheard errors on the
+ * console with a stack, dozens a second while Redis is down. Connection errors are left to the Redis
+ * clients' own (deduplicated) warning; anything else is logged at error level.
+ */
+export function logQueueErrors<T extends { on(event: 'error', listener: (err: Error) => void): unknown }>(emitter: T, logger: Logger, queue: string): T {
+  emitter.on('error', (err: Error) => {
+    if (CONNECTION_ERRORS.test(err.message)) logger.debug({ queue, reason: err.message }, 'queue connection error');
+    else logger.error({ err, queue }, 'queue error');
+  });
+  return emitter;
+}
+
 export function makeQueue(env: QueueEnv, name: string): Queue {
-  return new Queue(name, { connection: env.redis, prefix: `${env.prefix}:bull` });
+  return logQueueErrors(new Queue(name, { connection: env.redis, prefix: `${env.prefix}:bull` }), env.logger, name);
 }
 
 export type Processor<N extends JobName> = (job: Job<JobData<N>>, token: string | undefined, signal: AbortSignal) => Promise<JobResult<N>>;
@@ -42,7 +58,7 @@ export async function makeWorker<N extends JobName>(
       ...options,
     },
   );
-  worker.on('error', (err) => env.logger.error({ err, queue }, 'queue worker error'));
+  logQueueErrors(worker, env.logger, queue);
   if (env.onJobFailed) worker.on('failed', () => env.onJobFailed!(queue));
   await worker.waitUntilReady();
   return worker;

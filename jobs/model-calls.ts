@@ -1,7 +1,7 @@
 import { QueueEvents, UnrecoverableError, Worker, type Queue } from 'bullmq';
 import { Ctx } from '../server/common/ctx';
 import { ModelCallJobError, ModelAbortError, parseWireModelError, type ChatResult, type ModelCallJob, type ModelCallJobs, type ModelCallService, type ModelRouter } from '../server/modules/models';
-import { delayJob, makeQueue, makeWorker, type QueueEnv } from './bull';
+import { delayJob, logQueueErrors, makeQueue, makeWorker, type QueueEnv } from './bull';
 import { PRIORITY, QUEUES, type JobData } from './queues';
 
 /**
@@ -25,7 +25,7 @@ export class ModelCallQueues implements ModelCallJobs {
     for (const provider of this.router.providers()) {
       const name = QUEUES.modelCalls(provider.name);
       const queue = makeQueue(this.env, name);
-      const events = new QueueEvents(name, { connection: this.env.connect(`events-${name}`), prefix: `${this.env.prefix}:bull` });
+      const events = logQueueErrors(new QueueEvents(name, { connection: this.env.connect(`events-${name}`), prefix: `${this.env.prefix}:bull` }), this.env.logger, name);
       await events.waitUntilReady();
       await queue.setGlobalConcurrency(provider.maxConcurrency);
       this.queues.set(provider.name, { queue, events });

@@ -55,7 +55,12 @@ export class BullQueueInspector implements QueueInspector {
 
   private queue(name: string): Queue {
     let q = this.queues.get(name);
-    if (!q) this.queues.set(name, (q = new Queue(name, { connection: this.connection, prefix: this.prefix })));
+    if (!q) {
+      q = new Queue(name, { connection: this.connection, prefix: this.prefix });
+      // Its commands reject to the caller; the emitted copies (connection errors) are logged by the Redis client.
+      q.on('error', () => undefined);
+      this.queues.set(name, q);
+    }
     return q;
   }
 

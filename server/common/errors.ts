@@ -7,6 +7,7 @@ export type ErrorCode =
   | 'RATE_LIMITED'
   | 'CONFLICT'
   | 'UPSTREAM_ERROR'
+  | 'SERVICE_UNAVAILABLE'
   | 'INTERNAL_SERVER_ERROR';
 
 /** Base of every error the application throws on purpose; its message is safe to show to a client. */
@@ -67,6 +68,13 @@ export class RateLimitedError extends AppError {
 export class UpstreamError extends AppError {
   constructor(message: string, options?: { cause?: unknown }) {
     super('UPSTREAM_ERROR', message, undefined, options);
+  }
+}
+
+/** A backing service (Redis) is unreachable right now: nothing was stored; the same call may be retried. */
+export class ServiceUnavailableError extends AppError {
+  constructor(message: string, retryAfterMs = 2000) {
+    super('SERVICE_UNAVAILABLE', message, { retryable: true, retryAfterMs });
   }
 }
 

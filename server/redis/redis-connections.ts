@@ -57,11 +57,30 @@ export class RedisConnections {
     );
   }
 
-  /** PING through the first client. */
-  async ping(): Promise<void> {
+  /**
+   * Null when every client is connected, else why not. Commands of a disconnected client wait in its
+   * offline queue until Redis is back, so callers that must answer now ask this first.
+   */
+  unavailable(): string | null {
+    const down = this.clients.find(({ client }) => client.status !== 'ready');
+    return down ? `Redis is not reachable (client "${down.name}" is ${down.client.status})` : null;
+  }
+
+  /** PING through the first client; fails at once while disconnected and after `timeoutMs` otherwise. */
+  async ping(timeoutMs = 2000): Promise<void> {
     const first = this.clients[0];
     if (!first) throw new Error('no Redis client');
-    await first.client.ping();
+    const down = this.unavailable();
+    if (down) throw new Error(down);
+    let timer: NodeJS.Timeout | undefined;
+    try {
+      await Promise.race([
+        first.client.ping(),
+        new Promise((_, reject) => (timer = setTimeout(() => reject(new Error(`Redis did not answer PING within ${timeoutMs} ms`)), timeoutMs))),
+      ]);
+    } finally {
+      clearTimeout(timer);
+    }
   }
 
   async close(): Promise<void> {

@@ -1,5 +1,5 @@
 import type { Ctx } from '../../common/ctx';
-import { ConflictError, ForbiddenError, UserInputError } from '../../common/errors';
+import { ConflictError, ForbiddenError, ServiceUnavailableError, UserInputError } from '../../common/errors';
 import type { InboundImage } from '../../modules/conversation';
 import { SessionStatus, type Session, type SessionService } from '../../modules/sessions';
 import type { UserService } from '../../modules/users';
@@ -35,6 +35,8 @@ export class WebChannel {
     private readonly sessions: SessionService,
     /** Whether `channels.web` / `channels.tui` are enabled in the config. */
     private readonly enabled: (channel: ChatClient) => boolean = () => true,
+    /** Null when the queues can take a message now, else why not (Redis down): checked before anything is stored. */
+    private readonly unavailable: () => string | null = () => null,
   ) {}
 
   async send(ctx: Ctx, input: WebSendInput, channel: ChatClient = ChatClient.WEB): Promise<WebSendResult> {
@@ -45,6 +47,11 @@ export class WebChannel {
     if (text.length > MAX_TEXT_CHARS) throw new UserInputError(`text must be at most ${MAX_TEXT_CHARS} characters.`, 'text');
     const images = (input.images ?? []).map((img, i) => checkImage(img, i));
     if (!text.trim() && !images.length) throw new UserInputError('text must not be empty.', 'text');
+    const down = this.unavailable();
+    if (down) {
+      ctx.logger.warn({ reason: down }, 'sendMessage refused while the queues are unreachable');
+      throw new ServiceUnavailableError('The message queue is unreachable right now; nothing was stored. Try again in a few seconds.');
+    }
     const user = await this.users.get(ctx, userId);
     let session: Session | null = null;
     if (input.sessionId) {

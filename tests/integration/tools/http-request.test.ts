@@ -229,9 +229,11 @@ describe('http_request', () => {
     expect(await refusal(tool({ allowDomains: ['example.com'] }), 'http://intranet.example.com/')).toContain('resolves to 10.0.0.1');
   });
 
-  it('rejects non-http URLs and unknown methods at validation', () => {
+  it('refuses non-http URLs where it runs; rejects non-URLs and unknown methods at validation', async () => {
     const t = tool();
-    expect(t.schema.safeParse({ url: 'file:///etc/passwd' }).success).toBe(false);
+    for (const url of ['file:///etc/passwd', 'gopher://127.0.0.1:6379/_INFO', 'ftp://example.com/', 'data:text/plain,hi', 'javascript:alert(1)']) {
+      expect(await refusal(t, url)).toMatch(/^only http and https URLs may be fetched, not [a-z]+:$/);
+    }
     expect(t.schema.safeParse({ url: 'not a url' }).success).toBe(false);
     expect(t.schema.safeParse({ url: 'https://example.com/', method: 'CONNECT' }).success).toBe(false);
   });

@@ -16,8 +16,25 @@ export interface RecordedChunk {
  */
 export class ChatRecorderServer {
   readonly chunks: RecordedChunk[] = [];
+  /** Requests that arrived while held, answered (and recorded) on release. */
+  private held: Array<() => void> | null = null;
 
   private constructor(private readonly server: http.Server) {}
+
+  /**
+   * Stops accepting chunks: requests wait unanswered, so no chunk is "accepted by the platform" until
+   * `release`. A sender killed meanwhile never had its chunk accepted (it is neither recorded nor answered).
+   */
+  hold(): void {
+    this.held ??= [];
+  }
+
+  /** Answers the held requests whose sender is still connected, in arrival order. */
+  release(): void {
+    const held = this.held ?? [];
+    this.held = null;
+    for (const answer of held) answer();
+  }
 
   static async start(): Promise<ChatRecorderServer> {
     const server = http.createServer();
@@ -26,9 +43,14 @@ export class ChatRecorderServer {
       let body = '';
       req.on('data', (d: Buffer) => (body += d.toString()));
       req.on('end', () => {
-        const chunk = JSON.parse(body) as Omit<RecordedChunk, 'at'>;
-        recorder.chunks.push({ ...chunk, at: Date.now() });
-        res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ id: recorder.chunks.length }));
+        const accept = () => {
+          if (req.socket.destroyed) return; // the sender died while held: the platform never took it
+          const chunk = JSON.parse(body) as Omit<RecordedChunk, 'at'>;
+          recorder.chunks.push({ ...chunk, at: Date.now() });
+          res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ id: recorder.chunks.length }));
+        };
+        if (recorder.held) recorder.held.push(accept);
+        else accept();
       });
     });
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));

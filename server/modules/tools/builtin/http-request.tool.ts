@@ -28,13 +28,8 @@ const schema = z
     url: z
       .string()
       .max(2000)
-      .refine((value) => {
-        try {
-          return ['http:', 'https:'].includes(new URL(value).protocol);
-        } catch {
-          return false;
-        }
-      }, 'must be an absolute http:// or https:// URL')
+      // Any absolute URL parses; a scheme other than http(s) is then refused (and audited) where it runs.
+      .refine((value) => URL.canParse(value), 'must be an absolute http:// or https:// URL')
       .describe('Absolute http:// or https:// URL.'),
     method: z.enum(METHODS).default('GET').describe('HTTP method.'),
     headers: z.record(z.string().max(100), z.string().max(4000)).optional().describe('Extra request headers.'),
