@@ -10,6 +10,9 @@ export function safeRedisUrl(url: string): string {
  * Creates and tracks every Redis client of the process, so they can all be awaited ready before the
  * HTTP server listens (a SUBSCRIBE sent before the ready check is lost) and closed together.
  */
+/** ioredis states of a client whose connection is gone (until it is back, or for good). */
+const LOST = new Set(['reconnecting', 'close', 'end']);
+
 export class RedisConnections {
   private readonly clients: Array<{ name: string; client: Redis }> = [];
 
@@ -62,7 +65,8 @@ export class RedisConnections {
    * offline queue until Redis is back, so callers that must answer now ask this first.
    */
   unavailable(): string | null {
-    const down = this.clients.find(({ client }) => client.status !== 'ready');
+    // A client still making its first connection is not an outage; one that lost its connection is.
+    const down = this.clients.find(({ client }) => LOST.has(client.status));
     return down ? `Redis is not reachable (client "${down.name}" is ${down.client.status})` : null;
   }
 

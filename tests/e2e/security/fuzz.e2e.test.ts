@@ -14,7 +14,7 @@ import { reportFigures } from '../fault/fault-kit';
 import { Fuzz, prng } from './fuzz-operations';
 
 const HTTP_OPERATIONS = Number(process.env.FUZZ_HTTP ?? 2600);
-const WS_SEQUENCES = Number(process.env.FUZZ_WS ?? 400);
+const WS_SEQUENCES = Number(process.env.FUZZ_WS ?? 520);
 const SEED = Number(process.env.FUZZ_SEED ?? 12);
 const LEAK = /\n\s+at |\bat [\w.<>]+ \(|node_modules|\/work\/|\.ts:\d|SQLITE|QueryFailedError|no such (table|column)|SELECT .* FROM|INSERT INTO|UPDATE .* SET|"stack"|TypeORM|ioredis|ECONNREFUSED/i;
 
