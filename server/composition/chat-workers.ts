@@ -36,6 +36,9 @@ export async function startChatWorkers(chat: ChatServices, deps: WorkerDeps): Pr
   const env = chat.queueEnv;
   const stack = new DisposableStack();
   const stopAborts = await chat.turnControl.listen(chat.running, (req) => logger.info({ sessionId: req.sessionId, reason: req.reason }, 'turn aborted'));
+  // Replies a dead predecessor stored but did not hand over go into their mailboxes before any new turn
+  // runs here, so a chat gets them before the replies that follow them.
+  await new ReplyRedelivery(deps.db, chat.outbound).recover(Ctx.system(logger, 'redelivery'));
   const turnWorker = await startTurnWorker(env, chat.turnRunner, config.queues.turn_concurrency);
   stack.add('turn worker', async () => {
     chat.running.abortAll('shutdown');
@@ -57,7 +60,6 @@ export async function startChatWorkers(chat: ChatServices, deps: WorkerDeps): Pr
   await chat.maintenance.schedule();
   await chat.turns.recoverPending(logger);
   void deps.memory?.startBackground(Ctx.system(logger, 'memory'));
-  await new ReplyRedelivery(deps.db, chat.outbound).recover(Ctx.system(logger, 'redelivery'));
   return stack;
 }
 
