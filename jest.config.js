@@ -7,6 +7,9 @@ module.exports = {
   globalSetup: '<rootDir>/tests/support/global-setup.ts',
   globalTeardown: '<rootDir>/tests/support/global-teardown.ts',
   testTimeout: 30000,
+  // Test files run in worker processes that are replaced once they grow past this, so a long run never
+  // exhausts one process's heap (with a single worker jest would otherwise run everything in band).
+  workerIdleMemoryLimit: '1GB',
   transform: {
     '^.+\\.(t|j|mj)s$': ['@swc/jest', require('./swc.options.js')],
   },
