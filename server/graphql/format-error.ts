@@ -59,7 +59,18 @@ export function createFormatError(logger: Logger) {
       // A request-level GraphQL error made by the server itself (limits, parsing): safe to show.
       return { message: formatted.message, locations, extensions: { code: typeof code === 'string' ? code : 'BAD_REQUEST' } };
     }
+    if (isNulInText(original)) {
+      // PostgreSQL cannot store NUL in text: the input is at fault, not the server.
+      return { message: 'Text may not contain NUL characters (\\u0000).', path, locations, extensions: { code: 'BAD_USER_INPUT' } };
+    }
     logger.error({ err: original, path }, 'unexpected error in GraphQL operation');
     return { message: 'Internal server error', path, locations, extensions: { code: 'INTERNAL_SERVER_ERROR' } };
   };
+}
+
+/** PostgreSQL's refusal of a NUL character in text (22021) or in a JSON string (22P05). */
+function isNulInText(err: unknown): boolean {
+  const driver = (err as { driverError?: { code?: string }; code?: string } | null) ?? null;
+  const code = driver?.driverError?.code ?? driver?.code;
+  return code === '22021' || code === '22P05';
 }
