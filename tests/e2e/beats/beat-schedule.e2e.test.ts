@@ -4,7 +4,8 @@
  * `beatRuns` and on the `beatRuns` subscription; each result reaches the fake Telegram chat once; after
  * the workers are stopped and a new one starts, the schedule keeps firing without being set again.
  */
-import { spawn, type ChildProcess } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
+import { spawnWorker } from '../../support/worker-spawn';
 import path from 'node:path';
 import { eventually } from '../../support/chat-helpers';
 import { FakeOpenAIServer } from '../../support/fakes/fake-openai-server';
@@ -26,26 +27,7 @@ const ROOT = path.resolve(__dirname, '../../..');
 const CHAT = '777001';
 
 function startWorker(t: TestApp): Promise<ChildProcess> {
-  const child = spawn(process.execPath, ['-r', path.join(ROOT, 'tests/support/swc-register.js'), path.join(ROOT, 'tests/support/worker-process.ts')], {
-    cwd: ROOT,
-    env: { ...process.env, MUNINN_TEST_CONFIG: JSON.stringify(t.config) },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  let errors = '';
-  child.stderr!.on('data', (d: Buffer) => (errors += d.toString()));
-  return new Promise((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`worker did not start: ${errors.slice(-2000)}`)), 40_000);
-    child.stdout!.on('data', (d: Buffer) => {
-      if (d.toString().includes('ready')) {
-        clearTimeout(timer);
-        resolve(child);
-      }
-    });
-    child.once('exit', (code) => {
-      clearTimeout(timer);
-      reject(new Error(`worker exited with ${code}: ${errors.slice(-2000)}`));
-    });
-  });
+  return spawnWorker(t.config, undefined, 40_000);
 }
 
 function stopWorker(child: ChildProcess): Promise<void> {

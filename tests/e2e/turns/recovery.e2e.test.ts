@@ -1,5 +1,5 @@
-import { spawn, type ChildProcess } from 'node:child_process';
-import path from 'node:path';
+import type { ChildProcess } from 'node:child_process';
+import { spawnWorker } from '../../support/worker-spawn';
 import { In } from 'typeorm';
 import { startTestApp, type TestApp } from '../../support/test-app';
 import { FakeOpenAIServer } from '../../support/fakes/fake-openai-server';
@@ -10,31 +10,11 @@ import { TrustLevel } from '../../../server/common/trust';
 import { waitForQueuesIdle } from '../../support/queue-idle';
 import { QUEUES } from '../../../jobs/queues';
 
-const ROOT = path.resolve(__dirname, '../../..');
 const CHATS = 4;
 const PER_CHAT = 5;
 
 function startWorker(t: TestApp, recorder: ChatRecorderServer): Promise<ChildProcess> {
-  const child = spawn(process.execPath, ['-r', path.join(ROOT, 'tests/support/swc-register.js'), path.join(ROOT, 'tests/support/worker-process.ts')], {
-    cwd: ROOT,
-    env: { ...process.env, MUNINN_TEST_CONFIG: JSON.stringify(t.config), RECORDER_URL: recorder.url },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  let errors = '';
-  child.stderr!.on('data', (d: Buffer) => (errors += d.toString()));
-  return new Promise((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`worker did not start: ${errors.slice(-2000)}`)), 30_000);
-    child.stdout!.on('data', (d: Buffer) => {
-      if (d.toString().includes('ready')) {
-        clearTimeout(timer);
-        resolve(child);
-      }
-    });
-    child.once('exit', (code) => {
-      clearTimeout(timer);
-      reject(new Error(`worker exited with ${code}: ${errors.slice(-2000)}`));
-    });
-  });
+  return spawnWorker(t.config, recorder.url);
 }
 
 describe('recovery: a worker killed with SIGKILL during turns', () => {
