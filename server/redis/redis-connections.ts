@@ -70,6 +70,20 @@ export class RedisConnections {
     return down ? `Redis is not reachable (client "${down.name}" is ${down.client.status})` : null;
   }
 
+  /**
+   * Null when Redis answers a PING within `timeoutMs`, else why not. A client's status lags a connection
+   * that has just died (the close event is not handled yet), so a caller about to store something that
+   * must reach a queue asks Redis itself rather than only the client's status.
+   */
+  async unreachable(timeoutMs = 1000): Promise<string | null> {
+    try {
+      await this.ping(timeoutMs);
+      return null;
+    } catch (err) {
+      return (err as Error).message;
+    }
+  }
+
   /** PING through the first client; fails at once while disconnected and after `timeoutMs` otherwise. */
   async ping(timeoutMs = 2000): Promise<void> {
     const first = this.clients[0];

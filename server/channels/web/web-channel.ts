@@ -36,7 +36,7 @@ export class WebChannel {
     /** Whether `channels.web` / `channels.tui` are enabled in the config. */
     private readonly enabled: (channel: ChatClient) => boolean = () => true,
     /** Null when the queues can take a message now, else why not (Redis down): checked before anything is stored. */
-    private readonly unavailable: () => string | null = () => null,
+    private readonly unavailable: () => Promise<string | null> | string | null = () => null,
   ) {}
 
   async send(ctx: Ctx, input: WebSendInput, channel: ChatClient = ChatClient.WEB): Promise<WebSendResult> {
@@ -47,7 +47,7 @@ export class WebChannel {
     if (text.length > MAX_TEXT_CHARS) throw new UserInputError(`text must be at most ${MAX_TEXT_CHARS} characters.`, 'text');
     const images = (input.images ?? []).map((img, i) => checkImage(img, i));
     if (!text.trim() && !images.length) throw new UserInputError('text must not be empty.', 'text');
-    const down = this.unavailable();
+    const down = await this.unavailable();
     if (down) {
       ctx.logger.warn({ reason: down }, 'sendMessage refused while the queues are unreachable');
       throw new ServiceUnavailableError('The message queue is unreachable right now; nothing was stored. Try again in a few seconds.');
