@@ -20,7 +20,7 @@ export class Db {
 
   /** A repository that joins the context's transaction when there is one. */
   repo<E extends ObjectLiteral>(ctx: Ctx, entity: EntityTarget<E>): Repository<E> {
-    return (ctx.manager ?? this.dataSource.manager).getRepository(entity);
+    return this.manager(ctx).getRepository(entity);
   }
 
   /** Runs `fn` in a transaction; nested calls reuse the outer one. */
@@ -28,6 +28,20 @@ export class Db {
     if (ctx.manager?.queryRunner?.isTransactionActive && (!this.gate || this.gate.insideTransaction())) return fn(ctx);
     const run = () => this.dataSource.transaction((manager) => fn(ctx.withManager(manager)));
     return this.gate ? this.gate.run(run) : run();
+  }
+
+  /**
+   * Serialises transactions that work on the same `name` until the calling transaction ends (for
+   * "find, else create" on rows without a unique key). PostgreSQL takes a transaction-scoped advisory
+   * lock; SQLite's gate already runs one transaction at a time. Call it inside `withTransaction`.
+   */
+  async lockName(tx: Ctx, name: string): Promise<void> {
+    if (this.kind !== 'postgres') return;
+    await this.manager(tx).query('SELECT pg_advisory_xact_lock(hashtextextended($1, 0))', [name]);
+  }
+
+  private manager(ctx: Ctx) {
+    return ctx.manager ?? this.dataSource.manager;
   }
 
   /** Cheap liveness query for /readyz and doctor. */

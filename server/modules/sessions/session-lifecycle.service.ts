@@ -26,8 +26,13 @@ export class SessionLifecycleService {
   async resolveActive(ctx: Ctx, attrs: SessionAttrs): Promise<Session> {
     return this.db.withTransaction(ctx, async (tx) => {
       const repo = this.db.repo(tx, Session);
-      const existing = await repo.findOne({ where: { key: attrs.key, status: SessionStatus.ACTIVE }, order: { id: 'DESC' } });
+      const active = () => repo.findOne({ where: { key: attrs.key, status: SessionStatus.ACTIVE }, order: { id: 'DESC' } });
+      const existing = await active();
       if (existing) return existing;
+      // Two first messages of a chat arriving at once must land in one session, not create one each.
+      await this.db.lockName(tx, `session:${attrs.key}`);
+      const created = await active();
+      if (created) return created;
       const now = this.clock.now();
       return repo.save(repo.create({ ...attrs, status: SessionStatus.ACTIVE, startedAt: now, lastActivityAt: now, endedAt: null, previousSessionId: null }));
     });
