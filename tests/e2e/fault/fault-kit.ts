@@ -3,6 +3,7 @@ import { mkdirSync, readFileSync, writeFileSync, existsSync } from 'node:fs';
 import net from 'node:net';
 import path from 'node:path';
 import { In } from 'typeorm';
+import { Redis } from 'ioredis';
 import { Message, MessageRole, MessageStatus } from '../../../server/modules/sessions';
 import type { TestApp } from '../../support/test-app';
 
@@ -138,5 +139,27 @@ export async function queuesIdle(t: TestApp, timeoutMs = 30_000): Promise<void> 
     }
   } finally {
     await owner.close();
+  }
+}
+
+/**
+ * Resolves once every chunk the platform accepted has its "sent" mark in Redis (the worker saw the
+ * platform's answer). Killing a worker before that is the one at-least-once window (README): the chunk
+ * is sent again after the restart. Fault tests that count duplicates wait for this before they kill.
+ */
+export async function sentMarksWritten(t: TestApp, chunkKeys: string[], timeoutMs = 15_000): Promise<void> {
+  const redis = new Redis(t.app.redis!.url, { lazyConnect: true, maxRetriesPerRequest: 1 });
+  const deadline = Date.now() + timeoutMs;
+  try {
+    await redis.connect();
+    for (;;) {
+      const marks = chunkKeys.length ? await redis.mget(chunkKeys.map((k) => `${t.config.redis.prefix}:outbound:sent:${k}`)) : [];
+      const missing = marks.filter((m) => m === null).length;
+      if (missing === 0) return;
+      if (Date.now() > deadline) throw new Error(`${missing} accepted chunks still have no sent mark after ${timeoutMs} ms`);
+      await new Promise((r) => setTimeout(r, 20));
+    }
+  } finally {
+    redis.disconnect();
   }
 }

@@ -10,7 +10,7 @@ import { ChatRecorderServer } from '../../support/fakes/chat-recorder';
 import { eventually } from '../../support/chat-helpers';
 import { killHard, spawnWorker } from '../../support/worker-spawn';
 import { TrustLevel } from '../../../server/common/trust';
-import { checkReplies, queuesIdle, reportFigures } from './fault-kit';
+import { checkReplies, queuesIdle, reportFigures, sentMarksWritten } from './fault-kit';
 import { lastUserText } from '../pipeline/pipeline-helpers';
 
 const SESSIONS = Number(process.env.FAULT_SESSIONS ?? 20);
@@ -75,7 +75,10 @@ describe('fault: worker SIGKILLed repeatedly under load', () => {
       // at-least-once window the README names).
       await eventually(() => recorder.chunks.length >= Math.min(total, before + 4) || recorder.chunks.length >= total, 30_000, `progress after restart ${kills}`);
       recorder.hold();
-      await new Promise((r) => setTimeout(r, 120));
+      // The worker has taken note of every chunk the platform answered before the hold (on a loaded
+      // machine that can take longer than any fixed pause), so a kill now is outside that window.
+      await sentMarksWritten(t, recorder.chunks.map((c) => c.key));
+      await new Promise((r) => setTimeout(r, 50));
       await killHard(worker);
       kills++;
       trace('killed', kills, 'delivered', recorder.chunks.length);
