@@ -123,6 +123,15 @@ describe('secrets never leak', () => {
     await tg.waitForSent(901, 2);
     tg.pushMessage({ chatId: 901, from: 901, text: `now: ${CONTENT.telegram}` });
     await eventually(() => tg.sentTo(901).some((m) => m.text.includes(CONTENT.reply)), 20_000, 'the Telegram reply');
+    // The Bot API (or a proxy in front of it) fails polling with the token in its description: the
+    // channel's lastError, which ADMINs read, must not carry it.
+    tg.failNext('getUpdates', 2, { error_code: 401, description: `Unauthorized: bot${BOT_TOKEN} was rejected (token ${BOT_TOKEN})` });
+    const errored = await eventually(async () => {
+      const list = dataOf(await admin.http<{ channels: Array<{ name: string; lastError: string | null }> }, unknown>(q.channels)).channels;
+      return list.find((c) => c.name === 'telegram' && c.lastError) ? list : undefined;
+    }, 20_000, 'the Telegram polling error in channels');
+    keep('ADMIN channels with a polling error', errored);
+    expect(JSON.stringify(errored)).toContain('Unauthorized');
 
     // A token made, used and revoked; its later use is refused.
     const made = dataOf(await member.http(CreateApiTokenDocument, { userId: (await member.http<{ me: { id: string } }, unknown>('{ me { id } }')).data!.me.id, name: 'short-lived' })).createApiToken;
