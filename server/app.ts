@@ -240,6 +240,7 @@ export class App {
       schema,
       limits: createQueryLimits(this.config.graphql),
       logger: this.logger.child({ module: 'http' }),
+      redact: (text) => this.redactor.redact(text),
       contextFor: createContextFactory({
         tokens: api.tokens,
         users: api.users,

@@ -26,12 +26,27 @@ const PASS_THROUGH_CODES = new Set([
   'OPERATION_RESOLUTION_FAILURE',
 ]);
 
+/** Removes secrets from the text of an error (the SecretRedactor's `redact`). */
+export type RedactText = (text: string) => string;
+
+/** Redacts the message and every string of the extensions (an error may echo a token given as input). */
+function redactFormatted(formatted: GraphQLFormattedError, redact: RedactText): GraphQLFormattedError {
+  const extensions = formatted.extensions ? (JSON.parse(redact(JSON.stringify(formatted.extensions))) as Record<string, unknown>) : undefined;
+  return { ...formatted, message: redact(formatted.message), ...(extensions ? { extensions } : {}) };
+}
+
 /**
  * The one place that maps errors to `extensions.code`. AppErrors keep their message and code; argument
  * validation becomes BAD_USER_INPUT naming each field; anything unexpected is logged and masked, so no
- * stack trace or internal message reaches a client.
+ * stack trace or internal message reaches a client. Every message and extension passes `redact`, so an
+ * error that quotes its input (an id, a code) never shows a token, a webhook secret or a configured secret.
  */
-export function createFormatError(logger: Logger) {
+export function createFormatError(logger: Logger, redact: RedactText = (text) => text) {
+  const format = mapError(logger);
+  return (formatted: GraphQLFormattedError, error: unknown): GraphQLFormattedError => redactFormatted(format(formatted, error), redact);
+}
+
+function mapError(logger: Logger) {
   return (formatted: GraphQLFormattedError, error: unknown): GraphQLFormattedError => {
     const original = error instanceof GraphQLError ? (error.originalError ?? error) : error;
     const path = formatted.path;

@@ -26,6 +26,8 @@ export interface HttpServerOptions {
   schema: GraphQLSchema;
   limits: QueryLimits;
   logger: Logger;
+  /** Removes secrets from the text of GraphQL errors (the app's SecretRedactor). @default none */
+  redact?: (text: string) => string;
   /** Builds the GraphQL context from an `Authorization` header value (HTTP) or connection param (WS). */
   contextFor(authorization: string | undefined): Promise<GraphQLContext>;
   /** `POST /hooks/<name>`: the app's webhooks (mounted before the channel webhooks). */
@@ -82,7 +84,7 @@ function operationLogPlugin(logger: Logger): ApolloServerPlugin<GraphQLContext> 
 /** Express 5 + Apollo Server 5 + graphql-ws on one port: /graphql (HTTP, WS), /healthz, /readyz, /metrics. */
 export async function startHttpServer(options: HttpServerOptions): Promise<RunningHttpServer> {
   const { schema, limits, logger } = options;
-  const formatError = createFormatError(logger);
+  const formatError = createFormatError(logger, options.redact);
   const app = express();
   app.disable('x-powered-by');
   const httpServer = http.createServer(app);

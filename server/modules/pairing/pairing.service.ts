@@ -130,7 +130,7 @@ export class PairingService {
           userId: null,
         }),
       );
-      await this.audit.record(tx, 'pairing.request', { type: 'PairingRequest', id: request.id }, { channel: input.channel, handle, code: request.code });
+      await this.audit.record(tx, 'pairing.request', { type: 'PairingRequest', id: request.id }, { channel: input.channel, handle });
       return { kind: 'created', request };
     });
   }
@@ -166,7 +166,6 @@ export class PairingService {
       request.userId = user.id;
       const saved = await this.db.repo(tx, PairingRequest).save(request);
       await this.audit.record(tx, 'pairing.approve', { type: 'PairingRequest', id: request.id }, {
-        code: request.code,
         identity: `${request.channel}:${request.handle}`,
         userId: user.id,
         createdUser: created,
@@ -183,7 +182,6 @@ export class PairingService {
     return this.db.withTransaction(ctx, async (tx) => {
       const request = await this.claim(tx, codeInput, PairingStatus.DENIED);
       await this.audit.record(tx, 'pairing.deny', { type: 'PairingRequest', id: request.id }, {
-        code: request.code,
         identity: `${request.channel}:${request.handle}`,
       });
       return request;
@@ -243,7 +241,7 @@ export class PairingService {
         '✅ You are in: an admin approved your pairing request. Send me your message again and I will answer.',
       );
     } catch (err) {
-      ctx.logger.warn({ err, channel: request.channel, code: request.code }, 'could not tell the requester about the approval');
+      ctx.logger.warn({ err, channel: request.channel, pairingRequestId: request.id }, 'could not tell the requester about the approval');
     }
   }
 }

@@ -17,7 +17,7 @@ import { lastUserText, registerRecorderChannel } from '../pipeline/pipeline-help
 import { reportFigures } from '../fault/fault-kit';
 
 const USERS = 20;
-const TURNS = Number(process.env.ISOLATION_TURNS ?? 10);
+const TURNS = Number(process.env.ISOLATION_TURNS ?? 30);
 const GROUPS = [0, 1, 2].map((g) => ({ chatId: `iso-group-${g}`, members: [g * 6, g * 6 + 1, g * 6 + 2, g * 6 + 3] }));
 
 describe('isolation: 20 users, DMs and 3 groups', () => {
@@ -27,7 +27,8 @@ describe('isolation: 20 users, DMs and 3 groups', () => {
   const users: Array<{ id: string; client: GraphQLTestClient; marker: string; sessionId?: string }> = [];
 
   beforeAll(async () => {
-    model = await FakeOpenAIServer.start();
+    // One streamed piece per reply: the checks need every kind of event, not many deltas of each (CPU goes to turns).
+    model = await FakeOpenAIServer.start({ chunks: 1 });
     model.setDefault((req) => ({ text: `Noted: ${lastUserText(req).slice(0, 200)}` }));
     recorder = await ChatRecorderServer.start();
     t = await startTestApp({
