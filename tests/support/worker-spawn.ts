@@ -8,7 +8,7 @@ const ROOT = path.resolve(__dirname, '../..');
  * Starts tests/support/worker-process.ts in a child process with `config` (and a recorder URL for the
  * `telegram` channel) and resolves once it prints "ready". Its stderr (the log) is kept for the error.
  */
-export function spawnWorker(config: AppConfig, recorderUrl?: string, startTimeoutMs = 30_000): Promise<ChildProcess> {
+export function spawnWorker(config: AppConfig, recorderUrl?: string, startTimeoutMs = 90_000): Promise<ChildProcess> {
   const child = spawn(process.execPath, ['-r', path.join(ROOT, 'tests/support/swc-register.js'), path.join(ROOT, 'tests/support/worker-process.ts')], {
     cwd: ROOT,
     env: { ...process.env, MUNINN_TEST_CONFIG: JSON.stringify(config), ...(recorderUrl ? { RECORDER_URL: recorderUrl } : {}) },
