@@ -1,5 +1,6 @@
 /**
  * Security suite, isolation: 20 users chat in their DMs (web, sendMessage) and in 3 Telegram groups, each
+ * with a private memory that recall brings into their own DM prompts, each
  * message carrying its sender's marker. No prompt, stored reply, live subscription or export of one user
  * holds another user's DM marker, and no GraphQL answer lets a user reach another's sessions, messages or
  * events (real ids, guessed ids, `afterSeq` on someone else's session).
@@ -11,7 +12,7 @@ import { ChatRecorderServer } from '../../support/fakes/chat-recorder';
 import { createUserWithToken, eventually, send } from '../../support/chat-helpers';
 import type { GraphQLTestClient } from '../../support/graphql-client';
 import { EventCollector } from '../../support/session-events';
-import { LinkIdentityDocument } from '../../support/graphql/generated';
+import { CreateMemoryDocument, LinkIdentityDocument } from '../../support/graphql/generated';
 import { Message, MessageRole } from '../../../server/modules/sessions';
 import { lastUserText, registerRecorderChannel } from '../pipeline/pipeline-helpers';
 import { reportFigures } from '../fault/fault-kit';
@@ -24,7 +25,7 @@ describe('isolation: 20 users, DMs and 3 groups', () => {
   let t: TestApp;
   let model: FakeOpenAIServer;
   let recorder: ChatRecorderServer;
-  const users: Array<{ id: string; client: GraphQLTestClient; marker: string; sessionId?: string }> = [];
+  const users: Array<{ id: string; client: GraphQLTestClient; marker: string; memoryMarker: string; sessionId?: string }> = [];
 
   beforeAll(async () => {
     // One streamed piece per reply: the checks need every kind of event, not many deltas of each (CPU goes to turns).
@@ -43,7 +44,13 @@ describe('isolation: 20 users, DMs and 3 groups', () => {
     for (let u = 0; u < USERS; u++) {
       const created = await createUserWithToken(owner, `iso user ${u}`, 'MEMBER');
       await owner.http(LinkIdentityDocument, { input: { userId: created.id, channel: 'telegram', handle: `iso-tg-${u}` } });
-      users.push({ id: created.id, client: t.client(created.token), marker: `SECRET${u}X${randomBytes(3).toString('hex').toUpperCase()}` });
+      users.push({ id: created.id, client: t.client(created.token), marker: `SECRET${u}X${randomBytes(3).toString('hex').toUpperCase()}`, memoryMarker: `LOCKER${u}Y${randomBytes(3).toString('hex').toUpperCase()}` });
+    }
+    // Recall is on: each user has a private memory that their DM turns recall (and nobody else's may).
+    await t.app.services.memory.ready;
+    for (const [u, user] of users.entries()) {
+      const saved = await user.client.http(CreateMemoryDocument, { input: { content: `The locker code of iso user ${u} is ${user.memoryMarker}.` } });
+      if (saved.errors?.length) throw new Error(`createMemory failed: ${JSON.stringify(saved.errors)}`);
     }
     await owner.close();
   }, 120_000);
@@ -63,7 +70,7 @@ describe('isolation: 20 users, DMs and 3 groups', () => {
     const groupSessions = new Set<string>();
     let groupTurns = 0;
     for (let turn = 1; turn < TURNS; turn++) {
-      await Promise.all(users.map((u) => send(u.client, `turn ${turn}: remember ${u.marker}`)));
+      await Promise.all(users.map((u) => send(u.client, `turn ${turn}: what is my locker code? remember ${u.marker}`)));
       for (const g of GROUPS) {
         const u = g.members[turn % g.members.length]!;
         const handled = await t.app.chat!.pipeline.handle({ channel: 'telegram', chatId: g.chatId, chatKind: 'group', sender: { handle: `iso-tg-${u}` }, text: `@muninn group turn ${turn} from ${g.chatId}`, platformMessageId: `${g.chatId}-${turn}`, mentionsBot: true });
@@ -75,13 +82,15 @@ describe('isolation: 20 users, DMs and 3 groups', () => {
     await eventually(async () => (await repo.countBy({ role: MessageRole.ASSISTANT })) >= expected + groupTurns, 120_000, 'every turn answered');
 
     const leaks: string[] = [];
-    const markerOwner = (text: string) => users.filter((u) => text.includes(u.marker));
+    const markerOwner = (text: string) => users.filter((u) => text.includes(u.marker) || text.includes(u.memoryMarker));
+    let ownRecalls = 0;
     // Prompts: a request for one user's DM names no other user's marker; a group prompt names none.
     for (const req of model.chatRequests()) {
       const body = JSON.stringify(req.body?.messages ?? []);
       const owners = markerOwner(body);
       if (owners.length > 1) leaks.push(`prompt with ${owners.length} users' markers`);
       if (lastUserText(req).includes('group turn') && owners.length) leaks.push('a DM marker in a group prompt');
+      if (owners.length === 1 && body.includes(owners[0]!.memoryMarker)) ownRecalls++;
     }
     // Stored replies and live events.
     for (const [i, u] of users.entries()) {
@@ -136,9 +145,12 @@ describe('isolation: 20 users, DMs and 3 groups', () => {
       graphqlProbes: probes,
       refused,
       refusalCodes: [...codes],
+      ownRecalls,
       leaks: leaks.length,
     });
     expect(leaks).toEqual([]);
+    // Recall did bring each user's own memory into their prompts (so the leak check above means something).
+    expect(ownRecalls).toBeGreaterThan(USERS);
     expect(refused).toBe(probes);
     expect(groupSessions.size).toBe(GROUPS.length);
     expect(exportOwn.data?.exportSession).toContain(users[0]!.marker);
