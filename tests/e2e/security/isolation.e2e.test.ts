@@ -1,7 +1,7 @@
 /**
- * Security suite, isolation: 20 users chat in their DMs (web, sendMessage) and in 3 Telegram groups, each
- * with a private memory that recall brings into their own DM prompts, each
- * message carrying its sender's marker. No prompt, stored reply, live subscription or export of one user
+ * Security suite, isolation: 20 users chat in their DMs (web, sendMessage) and in 3 Telegram groups. Each
+ * has a private memory that recall brings into their own DM prompts, and each message carries its
+ * sender's marker. No prompt, stored reply, live subscription or export of one user
  * holds another user's DM marker, and no GraphQL answer lets a user reach another's sessions, messages or
  * events (real ids, guessed ids, `afterSeq` on someone else's session).
  */
