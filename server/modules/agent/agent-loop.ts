@@ -332,6 +332,8 @@ export class AgentLoop implements TurnExecutor {
           cacheWriteTokens: usage.cacheWriteTokens,
           usageEstimated: usage.estimated,
         }),
+        // Every column with a database default is written above, so reading the row back changes nothing.
+        { reload: false },
       );
       await repo.update({ id: In(batch.map((m) => m.id)) }, { status: MessageStatus.DONE });
       await this.deps.lifecycle.recordActivity(tx, session.id, { messages: batch.length + 1, ...usage });
