@@ -21,6 +21,12 @@ export interface BenchServerOptions {
   dataDir?: string;
   /** Write a V8 CPU profile of the server into this folder on exit. */
   cpuProfDir?: string | null;
+  /** Redis of the server when not managed. @default LOCAL_REDIS */
+  redisUrl?: string;
+  /** Modules the server process requires first (`node -r`), e.g. a statement counter. */
+  preload?: string[];
+  /** Extra environment of the server process. */
+  env?: Record<string, string>;
 }
 
 function freePort(): Promise<number> {
@@ -91,19 +97,19 @@ export class BenchServer {
     const config = {
       ...options.config,
       server: { host: '127.0.0.1', port, ...(options.config?.server as object) },
-      redis: prefix ? { url: LOCAL_REDIS, prefix } : {},
+      redis: prefix ? { url: options.redisUrl ?? LOCAL_REDIS, prefix } : {},
     };
     const configFile = path.join(dataDir, 'muninn.json');
     writeFileSync(configFile, JSON.stringify(config, null, 2));
-    const nodeArgs = ['-r', REGISTER];
+    const nodeArgs = ['-r', REGISTER, ...(options.preload ?? []).flatMap((m) => ['-r', m])];
     if (options.cpuProfDir) nodeArgs.push('--cpu-prof', `--cpu-prof-dir=${options.cpuProfDir}`);
     const spawnedAt = now();
     const child = spawn(process.execPath, [...nodeArgs, ENTRY, 'serve'], {
       cwd: dataDir,
-      env: { PATH: process.env.PATH, HOME: dataDir, MUNINN_CONFIG: configFile, MUNINN_DATA_DIR: dataDir, NODE_ENV: 'production' },
+      env: { PATH: process.env.PATH, HOME: dataDir, MUNINN_CONFIG: configFile, MUNINN_DATA_DIR: dataDir, NODE_ENV: 'production', ...options.env },
       stdio: ['ignore', 'pipe', 'pipe'],
     });
-    const server = new BenchServer(child, `http://127.0.0.1:${port}`, dataDir, prefix, spawnedAt, !options.dataDir);
+    const server = new BenchServer(child, `http://127.0.0.1:${port}`, dataDir, options.redisUrl ? null : prefix, spawnedAt, !options.dataDir);
     const readyMs = await server.waitReady();
     return Object.assign(server, { readyMs });
   }

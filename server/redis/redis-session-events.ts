@@ -12,7 +12,22 @@ export interface RedisSessionEventsOptions {
 }
 
 /**
- * Session events on Redis: `INCR` gives the per-session seq, a capped list keeps recent events so a
+ * One event in one round trip: takes the next seq (KEYS[1]), puts it first into the event's JSON (ARGV[1],
+ * an object without `seq`), appends it to the capped log (KEYS[2], last ARGV[2] kept), renews both keys'
+ * time-to-live (ARGV[3] s) and publishes it (KEYS[3]); returns the seq.
+ */
+const PUBLISH = `
+local seq = redis.call('INCR', KEYS[1])
+local json = '{"seq":' .. seq .. ',' .. string.sub(ARGV[1], 2)
+redis.call('RPUSH', KEYS[2], json)
+redis.call('LTRIM', KEYS[2], -tonumber(ARGV[2]), -1)
+redis.call('EXPIRE', KEYS[2], ARGV[3])
+redis.call('EXPIRE', KEYS[1], ARGV[3])
+redis.call('PUBLISH', KEYS[3], json)
+return seq`;
+
+/**
+ * Session events on Redis, one script call each (`PUBLISH` above): `INCR` gives the per-session seq, a capped list keeps recent events so a
  * subscriber that reconnects with `afterSeq` gets what it missed, and pub/sub carries live events. One
  * subscriber connection serves every local subscription.
  */
@@ -37,19 +52,18 @@ export class RedisSessionEvents implements SessionEventPublisher, SessionEventSo
   }
 
   async publish(sessionId: string, body: SessionEventBody): Promise<SessionEvent> {
-    const seq = await this.pub.incr(this.key('seq', sessionId));
-    const event = { ...body, seq, sessionId, at: new Date().toISOString() } as SessionEvent;
-    const json = JSON.stringify(event);
-    const log = this.key('log', sessionId);
-    await this.pub
-      .multi()
-      .rpush(log, json)
-      .ltrim(log, -this.keep, -1)
-      .expire(log, this.ttl)
-      .expire(this.key('seq', sessionId), this.ttl)
-      .publish(this.key('ch', sessionId), json)
-      .exec();
-    return event;
+    const fields = { ...body, sessionId, at: new Date().toISOString() };
+    const seq = (await this.pub.eval(
+      PUBLISH,
+      3,
+      this.key('seq', sessionId),
+      this.key('log', sessionId),
+      this.key('ch', sessionId),
+      JSON.stringify(fields),
+      String(this.keep),
+      String(this.ttl),
+    )) as number;
+    return { ...fields, seq } as SessionEvent;
   }
 
   private dispatch(channel: string, payload: string): void {

@@ -1,7 +1,7 @@
 import type { Ctx } from '../../common/ctx';
 import { ConflictError, ForbiddenError, ServiceUnavailableError, UserInputError } from '../../common/errors';
 import type { InboundImage } from '../../modules/conversation';
-import { SessionStatus, type Session, type SessionService } from '../../modules/sessions';
+import { SessionStatus, type SessionService } from '../../modules/sessions';
 import type { UserService } from '../../modules/users';
 import type { InboundPipeline } from '../inbound-pipeline';
 import { ChatClient } from './session-stream-transport';
@@ -47,15 +47,18 @@ export class WebChannel {
     if (text.length > MAX_TEXT_CHARS) throw new UserInputError(`text must be at most ${MAX_TEXT_CHARS} characters.`, 'text');
     const images = (input.images ?? []).map((img, i) => checkImage(img, i));
     if (!text.trim() && !images.length) throw new UserInputError('text must not be empty.', 'text');
-    const down = await this.unavailable();
+    // The queue check (a Redis round trip) overlaps the reads below, which store nothing; it is still
+    // answered before anything is stored, and before any error of those reads.
+    const checking = Promise.resolve(this.unavailable());
+    const reading = Promise.all([this.users.get(ctx, userId), input.sessionId ? this.sessions.getVisible(ctx, input.sessionId) : null]);
+    reading.catch(() => undefined);
+    const down = await checking;
     if (down) {
       ctx.logger.warn({ reason: down }, 'sendMessage refused while the queues are unreachable');
       throw new ServiceUnavailableError('The message queue is unreachable right now; nothing was stored. Try again in a few seconds.');
     }
-    const user = await this.users.get(ctx, userId);
-    let session: Session | null = null;
-    if (input.sessionId) {
-      session = await this.sessions.getVisible(ctx, input.sessionId);
+    const [user, session] = await reading;
+    if (session) {
       if (session.userId !== userId) throw new ForbiddenError('You can only chat in your own sessions.');
       if (session.status !== SessionStatus.ACTIVE) throw new ConflictError('This session is archived; send without sessionId to use your active session.');
     }

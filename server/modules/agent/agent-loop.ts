@@ -151,16 +151,21 @@ export class AgentLoop implements TurnExecutor {
     const { models, tools, events, db } = this.deps;
     const info = models.info(profile.role);
     const mayUseTools = !!sender && trustAtLeast(sender.trust, TrustLevel.MEMBER);
-    const specs = mayUseTools ? (await tools.specsFor(ctx, session.channel)).filter((s) => !profile.withheldTools.has(s.name)) : [];
-    const skills = mayUseTools ? await this.deps.skills.skillsFor(ctx, session.channel, session.id) : [];
     const query = batch.map((m) => m.content).join('\n');
-    const memories = sender ? await this.deps.memory.recall(ctx, session, query) : [];
-    const senderNames = session.chatKind === ChatKind.GROUP ? await this.senderNames(ctx, batch) : undefined;
-    const { summary, messages: history } = await loadHistory(db, ctx, session.id, batch, {
-      limit: profile.history ? this.options.historyMessages : batch.length,
-      vision: info.supportsVision,
-      senderNames,
-    });
+    // Independent look-ups, so their Redis and database round trips overlap.
+    const [allSpecs, skills, memories, { summary, messages: history }] = await Promise.all([
+      mayUseTools ? tools.specsFor(ctx, session.channel) : [],
+      mayUseTools ? this.deps.skills.skillsFor(ctx, session.channel, session.id) : [],
+      sender ? this.deps.memory.recall(ctx, session, query) : [],
+      (session.chatKind === ChatKind.GROUP ? this.senderNames(ctx, batch) : Promise.resolve(undefined)).then((senderNames) =>
+        loadHistory(db, ctx, session.id, batch, {
+          limit: profile.history ? this.options.historyMessages : batch.length,
+          vision: info.supportsVision,
+          senderNames,
+        }),
+      ),
+    ]);
+    const specs = allSpecs.filter((s) => !profile.withheldTools.has(s.name));
     // The time changes every turn: it sits late in the prompt, to the minute, so the prefix stays cacheable.
     const turnContext = [`Now: ${new Date().toISOString().slice(0, 16).replace('T', ' ')} UTC`];
     const context = [
@@ -327,6 +332,8 @@ export class AgentLoop implements TurnExecutor {
           cacheWriteTokens: usage.cacheWriteTokens,
           usageEstimated: usage.estimated,
         }),
+        // Every column with a database default is written above, so reading the row back changes nothing.
+        { reload: false },
       );
       await repo.update({ id: In(batch.map((m) => m.id)) }, { status: MessageStatus.DONE });
       await this.deps.lifecycle.recordActivity(tx, session.id, { messages: batch.length + 1, ...usage });

@@ -1,4 +1,4 @@
-import { IsNull } from 'typeorm';
+import { In, IsNull } from 'typeorm';
 import type { Ctx } from '../../common/ctx';
 import { UserInputError } from '../../common/errors';
 import { TrustLevel } from '../../common/trust';
@@ -39,9 +39,19 @@ export class PluginSettingService {
 
   /** Whether `plugin` is on for `channel`: the per-channel row wins over the global one, else `fallback`. */
   async isEnabled(ctx: Ctx, plugin: string, channel: string | null, fallback: boolean): Promise<boolean> {
-    const rows = await this.db.repo(ctx, PluginSetting).findBy({ plugin });
-    const specific = channel ? rows.find((r) => r.channel === channel) : undefined;
-    const global = rows.find((r) => r.channel === null);
-    return specific?.enabled ?? global?.enabled ?? fallback;
+    return (await this.enabledMany(ctx, [{ plugin, fallback }], channel)).get(plugin)!;
+  }
+
+  /** {@link isEnabled} for several plugins at once, in one query: plugin name → on. */
+  async enabledMany(ctx: Ctx, plugins: ReadonlyArray<{ plugin: string; fallback: boolean }>, channel: string | null): Promise<Map<string, boolean>> {
+    const out = new Map<string, boolean>();
+    if (!plugins.length) return out;
+    const rows = await this.db.repo(ctx, PluginSetting).findBy({ plugin: In([...new Set(plugins.map((p) => p.plugin))]) });
+    for (const { plugin, fallback } of plugins) {
+      const specific = channel ? rows.find((r) => r.plugin === plugin && r.channel === channel) : undefined;
+      const global = rows.find((r) => r.plugin === plugin && r.channel === null);
+      out.set(plugin, specific?.enabled ?? global?.enabled ?? fallback);
+    }
+    return out;
   }
 }

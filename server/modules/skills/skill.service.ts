@@ -49,14 +49,9 @@ export class SkillService {
   async usableBy(ctx: Ctx, channel: string): Promise<LearnedSkill[]> {
     if (!trustAtLeast(ctx.trust, TrustLevel.MEMBER)) return [];
     const skills = await this.db.repo(ctx, LearnedSkill).find({ where: { enabled: true }, order: { name: 'ASC' } });
-    const usable: LearnedSkill[] = [];
-    for (const skill of skills) {
-      if (!trustAtLeast(ctx.trust, skill.minTrust)) continue;
-      if (skill.channels.length && !skill.channels.includes(channel)) continue;
-      if (!(await this.plugins.isEnabled(ctx, skillPlugin(skill.name), channel, true))) continue;
-      usable.push(skill);
-    }
-    return usable;
+    const allowed = skills.filter((skill) => trustAtLeast(ctx.trust, skill.minTrust) && (!skill.channels.length || skill.channels.includes(channel)));
+    const active = await this.plugins.enabledMany(ctx, allowed.map((skill) => ({ plugin: skillPlugin(skill.name), fallback: true })), channel);
+    return allowed.filter((skill) => active.get(skillPlugin(skill.name)));
   }
 
   /** One skill the actor may use on `channel`, or null. */

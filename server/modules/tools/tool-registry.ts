@@ -20,7 +20,7 @@ export interface ToolDescription {
 }
 
 /** Where activation comes from; `PluginSettingService` in the app. */
-export type ActivationSource = Pick<PluginSettingService, 'isEnabled'>;
+export type ActivationSource = Pick<PluginSettingService, 'isEnabled' | 'enabledMany'>;
 
 /**
  * The tools of this process, by name. What the model is shown (`specsFor`) is filtered by the sender's
@@ -56,30 +56,31 @@ export class ToolRegistry {
 
   /** The tools the sender may use and that are active on `channel`, as the model should see them. */
   async specsFor(ctx: Ctx, channel: string): Promise<ToolSpec[]> {
-    const specs: ToolSpec[] = [];
-    for (const tool of this.tools.values()) {
-      if (!mayUseTool(ctx.trust, tool)) continue;
-      if (!(await this.isActive(ctx, tool, channel))) continue;
-      specs.push({ name: tool.name, description: tool.description, parameters: this.parametersOf(tool) });
-    }
-    return specs;
+    const usable = [...this.tools.values()].filter((tool) => mayUseTool(ctx.trust, tool));
+    const active = await this.activeMap(ctx, usable, channel);
+    return usable.filter((tool) => active.get(tool.name)).map((tool) => ({ name: tool.name, description: tool.description, parameters: this.parametersOf(tool) }));
   }
 
   /** Every tool with its floor and whether it is enabled on `channel` and usable by the caller. */
   async describeFor(ctx: Ctx, channel: string | null): Promise<ToolDescription[]> {
-    const out: ToolDescription[] = [];
-    for (const tool of this.tools.values()) {
-      const enabled = await this.isActive(ctx, tool, channel);
-      out.push({
+    const tools = [...this.tools.values()];
+    const active = await this.activeMap(ctx, tools, channel);
+    return tools.map((tool) => {
+      const enabled = active.get(tool.name)!;
+      return {
         name: tool.name,
         description: tool.description,
         minTrust: effectiveMinTrust(tool),
         requiresApproval: tool.requiresApproval ?? false,
         enabled,
         usable: enabled && mayUseTool(ctx.trust, tool),
-      });
-    }
-    return out;
+      };
+    });
+  }
+
+  /** {@link isActive} of several tools in one look-up: tool name → active. */
+  private activeMap(ctx: Ctx, tools: Tool[], channel: string | null): Promise<Map<string, boolean>> {
+    return this.activation.enabledMany(ctx, tools.map((tool) => ({ plugin: tool.name, fallback: tool.defaultEnabled ?? true })), channel);
   }
 
   /** JSON schema of a tool's arguments (input side, so defaulted fields are optional), cached. */

@@ -49,6 +49,8 @@ export class UsageService {
         cacheWriteTokens: usage.cacheWriteTokens,
         estimated: usage.estimated,
       }),
+      // Every column with a database default is written above, so reading the row back changes nothing.
+      { reload: false },
     );
   }
 

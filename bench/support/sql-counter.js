@@ -1,0 +1,37 @@
+// Preloaded into a bench server (`node -r`): counts the SQLite statements it runs, by statement text with
+// numbers folded to N, and writes the counts as JSON to $MUNINN_SQL_COUNT_FILE every 200 ms, so a bench
+// can tell how many statements (and which) a turn costs. Measurement only; never loaded by the product.
+'use strict';
+const fs = require('node:fs');
+const Database = require('better-sqlite3');
+
+const counts = new Map();
+const count = (sql) => {
+  const key = String(sql).replace(/\s+/g, ' ').replace(/\d+/g, 'N').slice(0, 240);
+  counts.set(key, (counts.get(key) ?? 0) + 1);
+};
+const probe = new Database(':memory:');
+const Statement = probe.prepare('SELECT 1').constructor;
+probe.close();
+for (const method of ['run', 'all', 'get', 'iterate']) {
+  const original = Statement.prototype[method];
+  Statement.prototype[method] = function counted(...args) {
+    count(this.source);
+    return original.apply(this, args);
+  };
+}
+const exec = Database.prototype.exec;
+Database.prototype.exec = function counted(sql) {
+  count(sql);
+  return exec.call(this, sql);
+};
+const file = process.env.MUNINN_SQL_COUNT_FILE;
+if (file) {
+  const write = () => {
+    const tmp = `${file}.tmp`;
+    fs.writeFileSync(tmp, JSON.stringify([...counts.entries()]));
+    fs.renameSync(tmp, file);
+  };
+  setInterval(write, 200).unref();
+  process.on('exit', write);
+}
