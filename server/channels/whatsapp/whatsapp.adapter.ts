@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import path from 'node:path';
 import type { ConnectionState, WAMessage } from '@whiskeysockets/baileys';
 import qrcodeTerminal from 'qrcode-terminal';
@@ -106,10 +107,15 @@ export class WhatsAppTransport implements ChannelTransport {
     this.setStatus({ state: 'STOPPED', qr: null });
   }
 
+  /**
+   * Sends under a message id derived from the chunk's idempotency key: when the connection drops after
+   * WhatsApp took the message but before the send returned, the retry carries the same id, and WhatsApp
+   * (which identifies messages by id) shows it once.
+   */
   async send(chunk: OutboundChunk, signal?: AbortSignal): Promise<{ platformMessageId?: string }> {
     this.connected(); // fail fast (the outbound queue retries) rather than hold a slot while offline
     await this.limiter.acquire(chunk.chatId, signal);
-    const sent = await this.connected().sendMessage(chunk.chatId, { text: chunk.text });
+    const sent = await this.connected().sendMessage(chunk.chatId, { text: chunk.text }, { messageId: messageIdOf(chunk.idempotencyKey) });
     return { platformMessageId: sent?.key?.id ?? undefined };
   }
 
@@ -298,6 +304,11 @@ export class WhatsAppTransport implements ChannelTransport {
     if (fetched) message.images = [fetched];
     return message.text || fetched ? message : null;
   }
+}
+
+/** A message id of Baileys' own form (`3EB0` and 18 upper-case hex digits), the same for the same key. */
+export function messageIdOf(idempotencyKey: string): string {
+  return `3EB0${createHash('sha256').update(`muninn whatsapp ${idempotencyKey}`).digest('hex').slice(0, 18).toUpperCase()}`;
 }
 
 /** The WhatsApp transport as configured (`channels.whatsapp.*`, auth under `<data_dir>/whatsapp/auth`). */
