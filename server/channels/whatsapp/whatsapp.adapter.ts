@@ -4,7 +4,7 @@ import type { ConnectionState, WAMessage } from '@whiskeysockets/baileys';
 import qrcodeTerminal from 'qrcode-terminal';
 import type { Logger } from '../../common/logger';
 import type { AppConfig } from '../../config';
-import type { ChannelState, ChannelStatus, ChannelTransport, InboundMessage, InboundSink, OutboundChunk } from '../channel.types';
+import { ChannelOfflineError, type ChannelState, type ChannelStatus, type ChannelTransport, type InboundMessage, type InboundSink, type OutboundChunk } from '../channel.types';
 import { ComposingPresence } from './composing-presence';
 import { SendRateLimiter } from './send-rate-limiter';
 import { clearWhatsAppAuth, openWhatsAppAuth, type WhatsAppAuth } from './whatsapp-auth-state';
@@ -134,7 +134,7 @@ export class WhatsAppTransport implements ChannelTransport {
   }
 
   private connected(): WhatsAppSocket {
-    if (!this.sock || this.current.state !== 'CONNECTED') throw new Error(`WhatsApp is not connected (${this.current.state})`);
+    if (!this.sock || this.current.state !== 'CONNECTED') throw new ChannelOfflineError(`WhatsApp is not connected (${this.current.state})`);
     return this.sock;
   }
 
