@@ -96,3 +96,15 @@ export class PermanentDeliveryError extends Error {
     this.name = 'PermanentDeliveryError';
   }
 }
+
+/**
+ * Thrown by a transport's `send` when it is offline (reconnecting) and so sent nothing: the message waits
+ * first in its chat's mailbox and is tried again shortly, without using up one of its attempts (a
+ * reconnect would otherwise wear down every chat that had something to send meanwhile).
+ */
+export class ChannelOfflineError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'ChannelOfflineError';
+  }
+}

@@ -4,7 +4,7 @@ import { NO_METRICS, type Metrics } from '../../common/metrics';
 import type { OutboundRequest, OutboundSender } from '../../modules/agent';
 import type { NoticeSender, NoticeTarget, SessionEventPublisher } from '../../modules/events';
 import type { ChannelRegistry } from '../channel-registry';
-import { PermanentDeliveryError } from '../channel.types';
+import { ChannelOfflineError, PermanentDeliveryError } from '../channel.types';
 import { splitMessage } from '../message-splitter';
 import type { DeliveryJobs, Mailbox } from './mailbox';
 
@@ -13,6 +13,8 @@ export type DrainResult = { sent: number; skipped: number; retryAt?: number };
 
 const RETRY_BASE_MS = 1000;
 const BUSY_RETRY_MS = 200;
+/** How soon a message is tried again while its channel is offline (not counted as an attempt). */
+const OFFLINE_RETRY_MS = 500;
 
 /**
  * Delivery of replies and notices to chats (DESIGN §2.5). Channels whose clients read the session event
@@ -21,6 +23,7 @@ const BUSY_RETRY_MS = 200;
  * time, so a chat gets its messages in order while chats are served in parallel. Each chunk is marked
  * sent under its idempotency key, so a retried run never sends a chunk twice. A failed message stays
  * first and is retried with back-off; after `attempts` failures (or a permanent error) it is given up.
+ * While the channel is offline (ChannelOfflineError) it waits without using up attempts.
  */
 export class DeliveryService implements OutboundSender, NoticeSender {
   constructor(
@@ -97,6 +100,10 @@ export class DeliveryService implements OutboundSender, NoticeSender {
 
   /** Records a failed send; returns the back-off before the next try, or null when the message is given up. */
   private async failed(channel: string, key: string, err: unknown): Promise<number | null> {
+    if (err instanceof ChannelOfflineError) {
+      this.deps.logger.debug({ channel, key, reason: err.message }, 'channel offline; delivery waits');
+      return OFFLINE_RETRY_MS;
+    }
     const failures = await this.deps.mailbox.countFailure(key);
     if (failures < this.options.attempts && !(err instanceof PermanentDeliveryError)) {
       // The message stays first in its chat's mailbox: later ones wait for it.

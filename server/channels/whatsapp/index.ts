@@ -1,1 +1,1 @@
-export { WhatsAppTransport, whatsAppTransportFromConfig, type WhatsAppTransportOptions } from './whatsapp.adapter';
+export { messageIdOf, WhatsAppTransport, whatsAppTransportFromConfig, type WhatsAppTransportOptions } from './whatsapp.adapter';

@@ -1,5 +1,5 @@
 import type * as Baileys from '@whiskeysockets/baileys';
-import type { AnyMessageContent, BaileysEventMap, UserFacingSocketConfig, WAMessage, WAPresence } from '@whiskeysockets/baileys';
+import type { AnyMessageContent, BaileysEventMap, MiscMessageGenerationOptions, UserFacingSocketConfig, WAMessage, WAPresence } from '@whiskeysockets/baileys';
 
 /** The Baileys module (ESM-only; loaded on first use, so a process without WhatsApp never loads it). */
 export type BaileysModule = typeof Baileys;
@@ -23,7 +23,7 @@ export interface WhatsAppSocket {
   };
   /** The linked account (`id` = phone-number JID with device, `lid` = its LID); undefined before linking. */
   user?: { id: string; lid?: string; phoneNumber?: string } | undefined;
-  sendMessage(jid: string, content: AnyMessageContent): Promise<WAMessage | undefined>;
+  sendMessage(jid: string, content: AnyMessageContent, options?: MiscMessageGenerationOptions): Promise<WAMessage | undefined>;
   sendPresenceUpdate(type: WAPresence, toJid?: string): Promise<void>;
   end(error: Error | undefined): void | Promise<void>;
 }

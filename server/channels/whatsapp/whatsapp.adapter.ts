@@ -1,9 +1,10 @@
+import { createHash } from 'node:crypto';
 import path from 'node:path';
 import type { ConnectionState, WAMessage } from '@whiskeysockets/baileys';
 import qrcodeTerminal from 'qrcode-terminal';
 import type { Logger } from '../../common/logger';
 import type { AppConfig } from '../../config';
-import type { ChannelState, ChannelStatus, ChannelTransport, InboundMessage, InboundSink, OutboundChunk } from '../channel.types';
+import { ChannelOfflineError, type ChannelState, type ChannelStatus, type ChannelTransport, type InboundMessage, type InboundSink, type OutboundChunk } from '../channel.types';
 import { ComposingPresence } from './composing-presence';
 import { SendRateLimiter } from './send-rate-limiter';
 import { clearWhatsAppAuth, openWhatsAppAuth, type WhatsAppAuth } from './whatsapp-auth-state';
@@ -106,10 +107,15 @@ export class WhatsAppTransport implements ChannelTransport {
     this.setStatus({ state: 'STOPPED', qr: null });
   }
 
+  /**
+   * Sends under a message id derived from the chunk's idempotency key: when the connection drops after
+   * WhatsApp took the message but before the send returned, the retry carries the same id, and WhatsApp
+   * (which identifies messages by id) shows it once.
+   */
   async send(chunk: OutboundChunk, signal?: AbortSignal): Promise<{ platformMessageId?: string }> {
     this.connected(); // fail fast (the outbound queue retries) rather than hold a slot while offline
     await this.limiter.acquire(chunk.chatId, signal);
-    const sent = await this.connected().sendMessage(chunk.chatId, { text: chunk.text });
+    const sent = await this.connected().sendMessage(chunk.chatId, { text: chunk.text }, { messageId: messageIdOf(chunk.idempotencyKey) });
     return { platformMessageId: sent?.key?.id ?? undefined };
   }
 
@@ -128,7 +134,7 @@ export class WhatsAppTransport implements ChannelTransport {
   }
 
   private connected(): WhatsAppSocket {
-    if (!this.sock || this.current.state !== 'CONNECTED') throw new Error(`WhatsApp is not connected (${this.current.state})`);
+    if (!this.sock || this.current.state !== 'CONNECTED') throw new ChannelOfflineError(`WhatsApp is not connected (${this.current.state})`);
     return this.sock;
   }
 
@@ -298,6 +304,11 @@ export class WhatsAppTransport implements ChannelTransport {
     if (fetched) message.images = [fetched];
     return message.text || fetched ? message : null;
   }
+}
+
+/** A message id of Baileys' own form (`3EB0` and 18 upper-case hex digits), the same for the same key. */
+export function messageIdOf(idempotencyKey: string): string {
+  return `3EB0${createHash('sha256').update(`muninn whatsapp ${idempotencyKey}`).digest('hex').slice(0, 18).toUpperCase()}`;
 }
 
 /** The WhatsApp transport as configured (`channels.whatsapp.*`, auth under `<data_dir>/whatsapp/auth`). */

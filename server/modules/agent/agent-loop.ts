@@ -6,7 +6,7 @@ import type { TurnExecutor } from '../conversation';
 import { TurnAbortedError } from '../conversation';
 import type { SessionEventPublisher } from '../events';
 import type { ChatMessage, ChatResult, ToolCall } from '../models';
-import { ContextLengthError } from '../models';
+import { ContextLengthError, ModelError } from '../models';
 import { Message } from '../sessions';
 import type { Session } from '../sessions';
 import type { SessionLifecycleService } from '../sessions';
@@ -120,7 +120,10 @@ export class AgentLoop implements TurnExecutor {
         return;
       }
       const problem = describeModelFailure(err);
-      ctx.logger.warn({ err, sessionId: session.id, turnId }, 'turn failed');
+      // A provider's failure is expected (and was logged per attempt): its message says it all, a stack
+      // would only point into our queue code. Anything else is a defect and keeps its stack.
+      const logged = err instanceof ModelError ? { error: err.message, kind: err.name } : { err };
+      ctx.logger.warn({ ...logged, sessionId: session.id, turnId }, 'turn failed');
       const reply = await this.finish(ctx, session, batch, turnId, problem, usage, MessageStatus.FAILED);
       await events.publish(session.id, { type: 'TurnFinished', turnId, status: 'failed', replyMessageId: reply.id, error: problem });
     } finally {

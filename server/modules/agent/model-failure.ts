@@ -7,7 +7,11 @@ export function describeModelFailure(err: unknown): string {
   const who = e.provider ? ` (${e.provider})` : '';
   switch (e.name) {
     case 'ModelTransportError':
+      // The message of a timeout names it (`did not answer within … ms`, or the SDK's `timed out`).
+      if (/did not answer within|timed out/.test(e.message ?? '')) return `⚠️ The model provider${who} did not answer in time. Please try again in a moment.`;
       return `⚠️ The model provider${who} is unreachable right now. Please try again in a moment.`;
+    case 'ModelResponseError':
+      return `⚠️ The model provider${who} sent an answer that could not be read. Please try again.`;
     case 'ContextLengthError':
       return `⚠️ This conversation is too long for the model${who}. Use /new to start fresh or /compact to summarise it.`;
     case 'ModelApiError':

@@ -60,6 +60,11 @@ export type FakeChatReply =
       hangAfterText?: boolean;
       /** After the text, send `data: {"error": …}` inside the stream and end it. */
       streamError?: { message: string; code?: string | number };
+      /**
+       * Streaming only: after this many pieces of the text the stream stops without a finish reason or
+       * `[DONE]`: `end` ends the response cleanly, `destroy` resets the connection.
+       */
+      cut?: { afterChunks: number; how: 'end' | 'destroy' };
     })
   | (ReplyTiming & {
       toolCalls: FakeToolCall[];
@@ -69,7 +74,15 @@ export type FakeChatReply =
     })
   | { error: FakeError; delayMs?: number }
   | { hang: true }
+  | { garbage: FakeGarbage; delayMs?: number }
   | ((req: RecordedRequest) => FakeChatReply | Promise<FakeChatReply>);
+
+/**
+ * A 200 answer that is not a chat completion: `html` (a proxy's or web server's page), `not-json`
+ * (broken JSON; as SSE, `data:` lines with broken JSON), `wrong-shape` (valid JSON without `choices`;
+ * as SSE followed by `[DONE]`), `invalid-sse` (event-stream lines without `data:`, then the stream ends).
+ */
+export type FakeGarbage = 'html' | 'not-json' | 'wrong-shape' | 'invalid-sse';
 
 /** One scripted answer of `/v1/embeddings`. */
 export type FakeEmbeddingsReply =
@@ -414,6 +427,7 @@ export class FakeOpenAIServer {
     if (reply.delayMs) await this.wait(reply.delayMs);
     if (res.destroyed) return;
     if ('error' in reply) return this.sendError(res, reply.error);
+    if ('garbage' in reply) return this.sendGarbage(res, reply.garbage, !!record.body?.stream);
 
     const body = record.body ?? {};
     const model = reply.model ?? body.model ?? 'fake-model';
@@ -481,7 +495,15 @@ export class FakeOpenAIServer {
     };
 
     if (reasoning) for (const piece of split(reasoning, pieces)) if (!(await step({ reasoning_content: piece }))) return;
-    for (const piece of split(text, pieces)) if (!(await step({ content: piece }))) return;
+    const cut = 'cut' in reply ? reply.cut : undefined;
+    for (const [i, piece] of split(text, pieces).entries()) {
+      if (cut && i === cut.afterChunks) {
+        if (cut.how === 'destroy') res.socket?.destroy();
+        else res.end();
+        return;
+      }
+      if (!(await step({ content: piece }))) return;
+    }
     for (const [index, call] of calls.entries()) {
       if (!(await step({ tool_calls: [{ index, id: call.id, type: 'function', function: { name: call.name, arguments: '' } }] }))) return;
       for (const piece of split(call.arguments, 2)) if (!(await step({ tool_calls: [{ index, function: { arguments: piece } }] }))) return;
@@ -496,6 +518,24 @@ export class FakeOpenAIServer {
     send(chunk({}, finishReason));
     if (withTotal && body.stream_options?.include_usage) send({ id, object: 'chat.completion.chunk', created, model, choices: [], usage: withTotal });
     send('[DONE]');
+    res.end();
+  }
+
+  private sendGarbage(res: ServerResponse, kind: FakeGarbage, stream: boolean): void {
+    if (kind === 'html') {
+      res.writeHead(200, { 'content-type': 'text/html' });
+      res.end('<!DOCTYPE html><html><head><title>Welcome to nginx!</title></head><body><h1>Welcome to nginx!</h1></body></html>\n');
+      return;
+    }
+    if (!stream) {
+      res.writeHead(200, { 'content-type': 'application/json' });
+      res.end(kind === 'wrong-shape' ? JSON.stringify({ result: 'ok', output: 'not a completion' }) : '{"id": "chatcmpl-broken", "choices": [{"message": ');
+      return;
+    }
+    res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache' });
+    if (kind === 'not-json') res.write('data: {"id": "chatcmpl-broken", "choices": [{"delta": {"content": "Hel\n\n');
+    if (kind === 'wrong-shape') res.write(`data: ${JSON.stringify({ result: 'ok', output: 'not a chunk' })}\n\ndata: [DONE]\n\n`);
+    if (kind === 'invalid-sse') res.write('{"choices":[{"index":0,"delta":{"content":"raw JSON, no data: prefix"}}]}\n\nevent: ping\nretry: nonsense\n\n');
     res.end();
   }
 

@@ -53,8 +53,10 @@ export interface RecordedTgCall {
   method: string;
   params: Record<string, unknown>;
   at: number;
-  /** HTTP status of the answer; null while a long poll is held. */
+  /** HTTP status of the answer; null while a long poll is held; 0 when the connection was dropped. */
   status: number | null;
+  /** The injected fault this call was answered with, if any. */
+  fault?: FakeTgError;
 }
 
 /** A message the bot sent, as the user would see it. */
@@ -85,6 +87,12 @@ export interface FakeTgError {
   error_code: number;
   description: string;
   parameters?: { retry_after?: number; migrate_to_chat_id?: number };
+  /** Answer with this HTML page (status `error_code`) instead of JSON, like a proxy in front of the Bot API. */
+  html?: string;
+  /** Close the connection without any answer (a reset). */
+  drop?: boolean;
+  /** sendMessage only: the message is sent (the chat gets it) and the answer is this error anyway. */
+  accepted?: boolean;
 }
 
 /** What `pushMessage` builds. Positive chat ids are private chats, negative ones supergroups. */
@@ -111,6 +119,12 @@ export const TG_ERRORS = {
   conflict: (): FakeTgError => ({ error_code: 409, description: 'Conflict: terminated by other getUpdates request; make sure that only one bot instance is running' }),
   parseEntities: (): FakeTgError => ({ error_code: 400, description: "Bad Request: can't parse entities: Unsupported start tag \"x\" at byte offset 0" }),
   chatNotFound: (): FakeTgError => ({ error_code: 400, description: 'Bad Request: chat not found' }),
+  /** A 502 as the Bot API answers it (JSON). */
+  badGateway: (): FakeTgError => ({ error_code: 502, description: 'Bad Gateway' }),
+  /** A 502 page of the proxy in front of the Bot API (HTML, not JSON). */
+  badGatewayPage: (): FakeTgError => ({ error_code: 502, description: 'Bad Gateway', html: '<html><head><title>502 Bad Gateway</title></head><body><center><h1>502 Bad Gateway</h1></center><hr><center>nginx</center></body></html>' }),
+  /** The connection closed before any answer. */
+  connectionReset: (): FakeTgError => ({ error_code: 0, description: 'connection reset', drop: true }),
 };
 
 const HTML_TAGS = new Set(['b', 'strong', 'i', 'em', 'u', 'ins', 's', 'strike', 'del', 'span', 'tg-spoiler', 'a', 'code', 'pre', 'blockquote', 'tg-emoji']);
@@ -368,7 +382,13 @@ export class FakeTelegramServer {
     });
     if (call[1] !== this.token) return finish({ status: 401, json: { ok: false, error_code: 401, description: 'Unauthorized' } });
     const fault = record.method === 'getUpdates' && this.webhook ? null : this.takeFault(record.method, params);
-    if (fault) return finish({ status: fault.error_code, json: { ok: false, ...fault } });
+    if (fault) {
+      record.fault = fault;
+      const answerFault = () => this.answerFault(req, res, record, fault);
+      // An accepted fault: the message is sent first, only its answer is the fault.
+      if (!(fault.accepted && record.method === 'sendMessage')) return answerFault();
+      return this.sendMessage(params, answerFault, (error_code, description) => finish({ status: error_code, json: { ok: false, error_code, description } }));
+    }
     const ok = (result: unknown) => finish({ status: 200, json: { ok: true, result } });
     const fail = (error_code: number, description: string) => finish({ status: error_code, json: { ok: false, error_code, description } });
     switch (record.method) {
@@ -421,6 +441,22 @@ export class FakeTelegramServer {
       default:
         return fail(404, 'Not Found: method not found');
     }
+  }
+
+  /** Answers a call with an injected fault: a dropped connection, a proxy's HTML page or a Bot API error. */
+  private answerFault(req: IncomingMessage, res: ServerResponse, record: RecordedTgCall, fault: FakeTgError): void {
+    if (fault.drop) {
+      record.status = 0;
+      req.socket.destroy();
+      return;
+    }
+    record.status = fault.error_code;
+    if (fault.html) {
+      res.writeHead(fault.error_code, { 'content-type': 'text/html' });
+      res.end(fault.html);
+      return;
+    }
+    this.json(res, fault.error_code, { ok: false, error_code: fault.error_code, description: fault.description, ...(fault.parameters ? { parameters: fault.parameters } : {}) });
   }
 
   /** The first fault queued for `method` whose condition (if any) holds for these params; it is used up. */

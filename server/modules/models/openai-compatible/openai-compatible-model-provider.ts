@@ -160,6 +160,10 @@ export class OpenAICompatibleModelProvider implements ModelProvider {
         }
       }
       // The SDK ends the iteration quietly when the request is aborted; `guarded` turns that into an error.
+      if (signal.aborted) return { model, text, reasoning: reasoning || undefined, toolCalls: [], finishReason, usage };
+      // It also ends quietly when the stream stops before `[DONE]`: without a finish reason the answer may
+      // be cut off (or the body was not a completion stream at all), so it is not taken as the answer.
+      if (!finishReason) throw new WireParseError('the stream ended before the model finished its answer (no finish_reason)');
       return { model, text, reasoning: reasoning || undefined, toolCalls: calls.finish(), finishReason, usage };
     });
     const usage: Usage = result.usage

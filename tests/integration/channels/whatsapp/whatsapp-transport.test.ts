@@ -3,7 +3,7 @@ import os from 'node:os';
 import path from 'node:path';
 import type { WAMessage } from '@whiskeysockets/baileys';
 import type { ChannelState, InboundMessage } from '../../../../server/channels/channel.types';
-import { WhatsAppTransport, type WhatsAppTransportOptions } from '../../../../server/channels/whatsapp';
+import { messageIdOf, WhatsAppTransport, type WhatsAppTransportOptions } from '../../../../server/channels/whatsapp';
 import { createLogger } from '../../../../server/common/logger';
 import { SecretRedactor } from '../../../../server/common/secret-redactor';
 import { LogCapture } from '../../../support/log-capture';
@@ -256,8 +256,11 @@ describe('WhatsAppTransport (fake socket)', () => {
     h.sock().open();
     const long = `${'a'.repeat(3999)}z`;
     const result = await h.transport.send({ chatId: ALICE, text: long, idempotencyKey: 'r:0' });
-    expect(result).toEqual({ platformMessageId: 'BOT1' });
-    expect(h.sock().sent[0]).toMatchObject({ jid: ALICE, text: long });
+    // The message id comes from the idempotency key (a resend after a dropped connection keeps it).
+    expect(result).toEqual({ platformMessageId: messageIdOf('r:0') });
+    expect(messageIdOf('r:0')).toMatch(/^3EB0[0-9A-F]{18}$/);
+    expect(messageIdOf('r:1')).not.toBe(messageIdOf('r:0'));
+    expect(h.sock().sent[0]).toMatchObject({ jid: ALICE, text: long, id: messageIdOf('r:0') });
 
     const started = Date.now();
     await Promise.all([
