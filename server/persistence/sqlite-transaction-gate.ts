@@ -36,7 +36,20 @@ export class SqliteTransactionGate {
     (runner as unknown as { query: QueryFn }).query = gated;
     runner.startTransaction = (level) => (inOwner() ? start(level) : Promise.resolve());
     runner.commitTransaction = () => (inOwner() ? commit() : Promise.resolve());
-    runner.rollbackTransaction = () => (inOwner() ? rollback() : Promise.resolve());
+    runner.rollbackTransaction = async () => {
+      if (!inOwner()) return;
+      try {
+        await rollback();
+      } catch (err) {
+        // SQLite ends a transaction itself on some errors (SQLITE_FULL, SQLITE_IOERR, …); its ROLLBACK then
+        // fails and TypeORM would keep believing a transaction is open, so every later transaction would
+        // run as a savepoint of nothing and never be committed. Nothing is open: say so.
+        if (!/no transaction is active/i.test((err as Error).message)) throw err;
+        const state = runner as unknown as { isTransactionActive: boolean; transactionDepth: number };
+        state.isTransactionActive = false;
+        state.transactionDepth = 0;
+      }
+    };
   }
 
   /** True when the caller runs inside the open transaction. */
