@@ -41,9 +41,10 @@ export class SqliteTransactionGate {
       try {
         await rollback();
       } catch (err) {
-        // SQLite ends a transaction itself on some errors (SQLITE_FULL, SQLITE_IOERR, …); its ROLLBACK then
-        // fails and TypeORM would keep believing a transaction is open, so every later transaction would
-        // run as a savepoint of nothing and never be committed. Nothing is open: say so.
+        // SQLite ends a transaction itself on some errors (SQLITE_FULL at COMMIT, SQLITE_IOERR, …); its
+        // ROLLBACK then fails and TypeORM would keep believing one is open: later transactions ran as
+        // savepoints, and the next one that failed was rolled back to its savepoint only, leaving SQLite's
+        // transaction open for good (every later write acknowledged, never committed). Nothing is open.
         if (!/no transaction is active/i.test((err as Error).message)) throw err;
         const state = runner as unknown as { isTransactionActive: boolean; transactionDepth: number };
         state.isTransactionActive = false;

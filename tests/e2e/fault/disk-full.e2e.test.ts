@@ -20,6 +20,7 @@ import { checkStored, integrityCheck } from './sqlite-check';
 
 const DISK_MB = 48;
 const BEFORE = 10;
+const IN_FLIGHT = 3;
 /** Sends tried on the full disk before the suite gives up on seeing one refused. */
 const MAX_TRIES_FULL = 400;
 
@@ -35,7 +36,7 @@ describe('fault: disk full on the data folder', () => {
     disk = mountSmallDisk(DISK_MB);
     configDir = mkdtempSync(path.join(os.tmpdir(), 'muninn-fault-disk-'));
     model = await FakeOpenAIServer.start();
-    model.setDefault((req) => ({ text: `Reply to ${lastUserText(req)}`, delayMs: 10 }));
+    model.setDefault((req) => ({ text: `Reply to ${lastUserText(req)}`, delayMs: lastUserText(req).startsWith('in flight') ? 1500 : 10 }));
     const configFile = path.join(configDir, 'muninn.json');
     writeFileSync(
       configFile,
@@ -80,6 +81,8 @@ describe('fault: disk full on the data folder', () => {
     for (let m = 0; m < BEFORE; m++) expect((await sendOnce(`before ${m}`)).ok).toBe(true);
     await eventually(() => checkStored(dbFile(), acknowledged).unanswered === 0, 60_000, 'the messages before the fill answered');
 
+    // Turns in flight when the disk runs full: their replies cannot be stored until space is freed.
+    for (let m = 0; m < IN_FLIGHT; m++) expect((await sendOnce(`in flight ${m}`)).ok).toBe(true);
     const filled = disk.fill();
     let refusal: { status: number; error: GqlError } | null = null;
     let acceptedWhileFull = 0;
@@ -105,6 +108,10 @@ describe('fault: disk full on the data folder', () => {
     const again = await sendOnce('still full');
     const refusedAgain = !again.ok;
 
+    // A turn that was in flight tries to store its reply on the full disk and fails (to be run again).
+    const failedOnFull = () => server!.logs.filter((l) => l.msg === 'turn failed' && /disk is full/.test(JSON.stringify(l.err ?? ''))).length;
+    await eventually(() => failedOnFull() > 0, 30_000, 'a turn in flight failing on the full disk');
+    const turnsFailedWhileFull = failedOnFull();
     disk.free();
     const after = await eventually(async () => {
       const out = await sendOnce('after freeing space');
@@ -134,6 +141,7 @@ describe('fault: disk full on the data folder', () => {
       triesUntilRefused: tries,
       acceptedWhileFull,
       refusedAgain,
+      turnsFailedWhileFull,
       refusal: { status, code: error.extensions?.code, message: error.message },
       ...check,
       integrity,

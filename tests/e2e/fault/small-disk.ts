@@ -25,23 +25,26 @@ function reason(err: unknown): string {
 }
 
 /**
- * Mounts a `sizeMb` filesystem: tmpfs where mounting is allowed, else an ext4 image on a loop device.
+ * Mounts a `sizeMb` filesystem: tmpfs where mounting is allowed, else an ext4 image on a loop device
+ * (`only`, env FAULT_DISK, tries just one of them).
  * Throws, naming what was tried and why it failed, when the machine allows neither (the fault suite
  * needs root with mount permitted, as CI has).
  */
-export function mountSmallDisk(sizeMb: number): SmallDisk {
+export function mountSmallDisk(sizeMb: number, only: SmallDisk['method'] | undefined = process.env.FAULT_DISK as SmallDisk['method'] | undefined): SmallDisk {
   const base = mkdtempSync(path.join(os.tmpdir(), 'muninn-small-disk-'));
   const dir = path.join(base, 'mnt');
   execFileSync('mkdir', ['-p', dir]);
   const failures: string[] = [];
   let method: SmallDisk['method'] | null = null;
-  try {
-    run('mount', ['-t', 'tmpfs', '-o', `size=${sizeMb}m,mode=0700`, 'tmpfs', dir]);
-    method = 'tmpfs';
-  } catch (err) {
-    failures.push(`tmpfs mount: ${reason(err)}`);
+  if (!only || only === 'tmpfs') {
+    try {
+      run('mount', ['-t', 'tmpfs', '-o', `size=${sizeMb}m,mode=0700`, 'tmpfs', dir]);
+      method = 'tmpfs';
+    } catch (err) {
+      failures.push(`tmpfs mount: ${reason(err)}`);
+    }
   }
-  if (!method) {
+  if (!method && (!only || only === 'loop-ext4')) {
     const image = path.join(base, 'disk.img');
     try {
       run('truncate', ['-s', `${sizeMb}M`, image]);
