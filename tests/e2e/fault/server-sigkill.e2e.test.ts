@@ -182,5 +182,5 @@ describe('fault: the server SIGKILLed repeatedly during write load (SQLite, mana
     expect(check).toMatchObject({ lost: 0, unanswered: 0, duplicated: 0, stuck: 0, notDone: 0 });
     // Each restart stopped the managed Redis its killed predecessor left behind; the clean stop, its own.
     expect(leftRunning).toBe(0);
-  }, 300_000);
+  }, 420_000);
 });
