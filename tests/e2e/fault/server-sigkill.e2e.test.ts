@@ -150,6 +150,7 @@ describe('fault: the server SIGKILLed repeatedly during write load (SQLite, mana
     }
 
     // The last server answers everything acknowledged before and across the kills.
+    const lastStart = Date.now();
     const file = path.join(dataDir, 'muninn.sqlite');
     const check = await eventually(
       () => {
@@ -159,6 +160,7 @@ describe('fault: the server SIGKILLed repeatedly during write load (SQLite, mana
       60_000,
       'every acknowledged message answered',
     );
+    const answeredAfterMs = Date.now() - lastStart;
     trace('all answered');
     await server.kill('SIGTERM');
     server = null;
@@ -173,6 +175,7 @@ describe('fault: the server SIGKILLed repeatedly during write load (SQLite, mana
       redisKilledToo: redisKilled,
       managedRedisLeftRunning: leftRunning,
       integrity,
+      lastAnsweredSecondsAfterLastStart: Math.round(answeredAfterMs / 1000),
       seconds: Math.round((Date.now() - started) / 1000),
     });
     expect(kills).toBe(KILLS);
