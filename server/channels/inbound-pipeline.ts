@@ -1,4 +1,5 @@
 import { Ctx } from '../common/ctx';
+import { asStorageFull, ServiceUnavailableError } from '../common/errors';
 import type { Logger } from '../common/logger';
 import { TrustLevel } from '../common/trust';
 import type { SlashCommandService } from '../modules/commands';
@@ -20,6 +21,8 @@ export interface InboundContext {
   replies: string[];
   /** Why the message was not processed, when it was not. */
   dropped?: string;
+  /** A backing service (database disk, Redis) refused the message: nothing was stored. */
+  unavailable?: ServiceUnavailableError;
 }
 
 /** Port: decides what happens to senders without an identity (pairing, open, allowlist…; DESIGN §3). */
@@ -103,8 +106,16 @@ export class InboundPipeline {
     try {
       await this.run(c);
     } catch (err) {
-      this.deps.logger.error({ err, channel: message.channel, chatId: message.chatId }, 'inbound message failed');
-      c.replies.push('⚠️ Sorry, something went wrong while handling your message.');
+      const unavailable = asStorageFull(err) ?? (err instanceof ServiceUnavailableError ? err : null);
+      if (unavailable) {
+        // An operator's problem (free disk space, bring Redis back), not a bug: no stack trace.
+        this.deps.logger.error({ reason: unavailable.details?.reason ?? unavailable.message, channel: message.channel }, 'inbound message refused: storage or queue unavailable');
+        c.unavailable = unavailable;
+        c.replies.push(`⚠️ ${unavailable.message}`);
+      } else {
+        this.deps.logger.error({ err, channel: message.channel, chatId: message.chatId }, 'inbound message failed');
+        c.replies.push('⚠️ Sorry, something went wrong while handling your message.');
+      }
     }
     for (const text of c.replies) {
       try {

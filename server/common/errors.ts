@@ -73,10 +73,38 @@ export class UpstreamError extends AppError {
 
 /** A backing service (Redis) is unreachable right now: nothing was stored; the same call may be retried. */
 export class ServiceUnavailableError extends AppError {
-  constructor(message: string, retryAfterMs = 2000) {
-    super('SERVICE_UNAVAILABLE', message, { retryable: true, retryAfterMs });
+  constructor(message: string, retryAfterMs = 2000, extra?: Record<string, unknown>, options?: { cause?: unknown }) {
+    super('SERVICE_UNAVAILABLE', message, { retryable: true, retryAfterMs, ...extra }, options);
   }
 }
+
+/**
+ * The disk under the database (the data folder for SQLite) is full: nothing was stored. A
+ * SERVICE_UNAVAILABLE with `reason: STORAGE_FULL`; the same call works again once space is freed.
+ */
+export class StorageFullError extends ServiceUnavailableError {
+  constructor(options?: { cause?: unknown }) {
+    super(
+      "The server's storage is full (no space left on the disk of its database); nothing was stored. Try again once space has been freed.",
+      30_000,
+      { reason: 'STORAGE_FULL' },
+      options,
+    );
+  }
+}
+
+/**
+ * `err` as a StorageFullError when it says the disk is full: SQLite's SQLITE_FULL, a file system's ENOSPC
+ * (also EFBIG/EDQUOT: file size limit or quota reached), PostgreSQL's disk_full (53100); else null.
+ */
+export function asStorageFull(err: unknown): StorageFullError | null {
+  if (err instanceof StorageFullError) return err;
+  const e = err as { code?: unknown; driverError?: { code?: unknown } } | null;
+  const code = e?.driverError?.code ?? e?.code;
+  return typeof code === 'string' && STORAGE_FULL_CODES.has(code) ? new StorageFullError({ cause: err }) : null;
+}
+
+const STORAGE_FULL_CODES = new Set(['SQLITE_FULL', 'ENOSPC', 'EFBIG', 'EDQUOT', '53100']);
 
 /** Thrown when configuration is invalid; the message names the key and how to fix it. */
 export class ConfigError extends Error {

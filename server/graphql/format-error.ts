@@ -1,6 +1,6 @@
 import { GraphQLError, type GraphQLFormattedError } from 'graphql';
 import { ArgumentValidationError } from 'type-graphql';
-import { AppError } from '../common/errors';
+import { AppError, asStorageFull } from '../common/errors';
 import type { Logger } from '../common/logger';
 
 interface ValidationIssue {
@@ -73,6 +73,11 @@ function mapError(logger: Logger) {
     if (original instanceof GraphQLError && !original.originalError && !path) {
       // A request-level GraphQL error made by the server itself (limits, parsing): safe to show.
       return { message: formatted.message, locations, extensions: { code: typeof code === 'string' ? code : 'BAD_REQUEST' } };
+    }
+    const full = asStorageFull(original);
+    if (full) {
+      logger.error({ path, reason: 'STORAGE_FULL' }, 'a GraphQL operation failed: the storage is full');
+      return { message: full.message, path, locations, extensions: { code: full.code, ...full.details } };
     }
     if (isNulInText(original)) {
       // PostgreSQL cannot store NUL in text: the input is at fault, not the server.

@@ -36,7 +36,21 @@ export class SqliteTransactionGate {
     (runner as unknown as { query: QueryFn }).query = gated;
     runner.startTransaction = (level) => (inOwner() ? start(level) : Promise.resolve());
     runner.commitTransaction = () => (inOwner() ? commit() : Promise.resolve());
-    runner.rollbackTransaction = () => (inOwner() ? rollback() : Promise.resolve());
+    runner.rollbackTransaction = async () => {
+      if (!inOwner()) return;
+      try {
+        await rollback();
+      } catch (err) {
+        // SQLite ends a transaction itself on some errors (SQLITE_FULL at COMMIT, SQLITE_IOERR, …); its
+        // ROLLBACK then fails and TypeORM would keep believing one is open: later transactions ran as
+        // savepoints, and the next one that failed was rolled back to its savepoint only, leaving SQLite's
+        // transaction open for good (every later write acknowledged, never committed). Nothing is open.
+        if (!/no transaction is active/i.test((err as Error).message)) throw err;
+        const state = runner as unknown as { isTransactionActive: boolean; transactionDepth: number };
+        state.isTransactionActive = false;
+        state.transactionDepth = 0;
+      }
+    };
   }
 
   /** True when the caller runs inside the open transaction. */

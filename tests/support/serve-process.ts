@@ -33,8 +33,47 @@ export function startServeProcess(name: string, role: 'api' | 'worker' | 'all', 
     env: childEnv(configFile),
     stdio: ['ignore', 'pipe', 'pipe'],
   });
+  return watchServe(child, name, role, timeoutMs);
+}
+
+/** A node process with the CLI's modules loaded that has not run `serve` yet (see warm-cli-process.ts). */
+export interface WarmServeProcess {
+  child: ChildProcess;
+  /** Runs `serve --role <role>` in it; resolves like startServeProcess. */
+  start(timeoutMs?: number): Promise<ServeProcess>;
+  /** Ends it without ever starting (SIGKILL). */
+  discard(): void;
+}
+
+/**
+ * Spawns a process that loads the CLI's modules now and runs `muninn serve` only when start() is called,
+ * for tests that restart the server many times: a restart then costs the server's own start-up (database,
+ * managed Redis, workers), not loading node_modules from scratch.
+ */
+export function prepareServeProcess(name: string, role: 'api' | 'worker' | 'all', configFile: string): WarmServeProcess {
+  const child = spawn(process.execPath, ['-r', path.join(ROOT, 'tests/support/swc-register.js'), path.join(ROOT, 'tests/support/warm-cli-process.ts'), 'serve', '--role', role], {
+    cwd: ROOT,
+    env: childEnv(configFile),
+    stdio: ['pipe', 'pipe', 'pipe'],
+  });
+  return {
+    child,
+    start: (timeoutMs = 90_000) => {
+      const ready = watchServe(child, name, role, timeoutMs);
+      child.stdin!.end('go\n');
+      return ready;
+    },
+    discard: () => void child.kill('SIGKILL'),
+  };
+}
+
+/** Parses the child's log lines; resolves once it listens (api) or runs its workers (worker). */
+function watchServe(child: ChildProcess, name: string, role: string, timeoutMs: number): Promise<ServeProcess> {
   const logs: Array<Record<string, unknown>> = [];
-  const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+  const exited = new Promise<number | null>((resolve) => {
+    if (child.exitCode !== null || child.signalCode !== null) resolve(child.exitCode);
+    else child.once('exit', (code) => resolve(code));
+  });
   return new Promise((resolve, reject) => {
     let url: string | null = null;
     let workers = role === 'api';

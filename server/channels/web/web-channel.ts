@@ -66,6 +66,8 @@ export class WebChannel {
       { channel, chatId: `${channel}:${userId}`, sessionKey: `${channel}:${userId}`, chatKind: 'dm', sender: { handle: userId, displayName: user.displayName }, text, images },
       { user, session },
     );
+    // Nothing was stored (full disk, Redis gone mid-way): the client gets the retryable error, not a reply.
+    if (result.unavailable) throw result.unavailable;
     const sessionId = result.session?.id ?? session?.id;
     if (!sessionId) throw new ForbiddenError(result.replies[0] ?? `Your message was not accepted (${result.dropped ?? 'refused'}).`);
     return {

@@ -1,0 +1,19 @@
+/**
+ * Like cli-process.ts, but it only loads the CLI's modules at first and runs the command once a line
+ * arrives on stdin (prepareServeProcess in serve-process.ts), so tests that restart the server many times
+ * do not wait for node_modules to load each time. The command itself runs exactly as in cli-process.ts.
+ */
+import { main } from '../../server/cli/main';
+
+process.stdin.once('data', () => {
+  process.stdin.pause();
+  main(process.argv.slice(2)).then(
+    (code) => {
+      process.exitCode = code;
+    },
+    (err: unknown) => {
+      process.stderr.write(`muninn: ${(err as Error)?.message ?? String(err)}\n`);
+      process.exitCode = 1;
+    },
+  );
+});
