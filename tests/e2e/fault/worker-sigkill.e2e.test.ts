@@ -14,8 +14,8 @@ import { checkReplies, queuesIdle, reportFigures, sentMarksWritten } from './fau
 import { lastUserText } from '../pipeline/pipeline-helpers';
 
 const SESSIONS = Number(process.env.FAULT_SESSIONS ?? 20);
-const PER_SESSION = Number(process.env.FAULT_PER_SESSION ?? 10);
-const KILLS = Number(process.env.FAULT_KILLS ?? 10);
+const PER_SESSION = Number(process.env.FAULT_PER_SESSION ?? 25);
+const KILLS = Number(process.env.FAULT_KILLS ?? 20);
 const trace = (...a: unknown[]) => process.env.FAULT_TRACE && console.log(new Date().toISOString(), ...a);
 
 describe('fault: worker SIGKILLed repeatedly under load', () => {
