@@ -163,7 +163,7 @@ export async function buildChatServices(deps: ChatDeps): Promise<ChatServices> {
   const locks = new RedisSessionLocks(main, prefix, q.turn_lock_ms, liveness);
   const turnQueue = turnJobs(queueEnv);
   const turnControl = new TurnControl(turnQueue, new RedisTurnAborts(main, () => redis.create('turn-abort-sub'), prefix, logger), locks);
-  const modelQueues = new ModelCallQueues(queueEnv, router, config.ai.max_retries);
+  const modelQueues = new ModelCallQueues(queueEnv, router, config.ai.max_retries, liveness);
   await modelQueues.init();
   const modelLog = logger.child({ module: 'model-calls' });
   const channels = new ChannelRegistry(logger.child({ module: 'channels' }));

@@ -152,4 +152,38 @@ describe('recovery: a fresh process takes over its dead predecessor at once', ()
       await recorder.close();
     }
   }, 90_000);
+  it('also when the dead process held every model-call slot of the provider (its global concurrency)', async () => {
+    const model = await FakeOpenAIServer.start();
+    const recorder = await ChatRecorderServer.start();
+    model.setDefault(() => ({ text: 'answered after the restart' }));
+    model.enqueue({ hang: true });
+    model.enqueue({ hang: true });
+    const t = await startTestApp({
+      workers: false,
+      config: { ai: { providers: { fake: { base_url: model.baseUrl, model: 'fake-model', max_concurrency: 2 } } }, log: { level: 'warn' } },
+    });
+    const workers: ChildProcess[] = [];
+    try {
+      const ctx = t.app.systemCtx('test');
+      for (const n of [1, 2]) {
+        const user = await t.app.services.users.create(ctx, { displayName: `tg user ${n}`, trust: TrustLevel.MEMBER });
+        await t.app.services.users.linkIdentity(ctx, user.id, 'telegram', `tg-slot-${n}`);
+      }
+      workers.push(await startWorker(t, recorder));
+      for (const n of [1, 2]) {
+        await t.app.chat!.pipeline.handle({ channel: 'telegram', chatId: `slot${n}`, chatKind: 'dm', sender: { handle: `tg-slot-${n}` }, text: `are you there, ${n}?`, platformMessageId: `slot-${n}` });
+      }
+      await model.waitForRequests(2);
+      workers[0]!.kill('SIGKILL');
+      await new Promise<void>((resolve) => workers[0]!.once('exit', () => resolve()));
+      workers.push(await startWorker(t, recorder));
+      await eventually(() => recorder.chunks.filter((c) => c.chatId.startsWith('slot')).length === 2, 12_000, 'both answers after the restart (the dead process\'s model-call slots freed)');
+      expect(recorder.chunks.map((c) => c.text).sort()).toEqual(['answered after the restart', 'answered after the restart']);
+    } finally {
+      for (const w of workers) if (w.exitCode === null) w.kill('SIGKILL');
+      await t.close();
+      await model.close();
+      await recorder.close();
+    }
+  }, 90_000);
 });
