@@ -42,6 +42,8 @@ export type SearchWorkerReply = { id: number; hits: SearchWorkerHit[] } | { id: 
 
 /** Prepared statements kept (the SQL text varies with the length of IN lists). */
 const STATEMENTS = 200;
+/** Count results kept between writes. */
+const COUNTS = 2000;
 
 function run(init: SearchWorkerInit, port: NonNullable<typeof parentPort>): void {
   const db = new Database(init.file, { readonly: true, fileMustExist: true });
@@ -61,7 +63,26 @@ function run(init: SearchWorkerInit, port: NonNullable<typeof parentPort>): void
     }
     return statement.all(...params);
   };
-  const query = async (sql: string, params?: readonly unknown[]) => all(sql, params);
+  // Counts (visible items, items per query term: the keyword score's IDF) are kept until another connection
+  // commits (data_version, read before each search's snapshot): recall asks the same ones turn after turn.
+  const counts = new Map<string, unknown[]>();
+  let countsVersion: number | null = null;
+  const query = async (sql: string, params: readonly unknown[] = []) => {
+    if (!sql.startsWith('SELECT COUNT(*)')) return all(sql, params);
+    const key = `${sql}\0${JSON.stringify(params)}`;
+    let rows = counts.get(key);
+    if (!rows) {
+      rows = all(sql, params);
+      if (counts.size >= COUNTS) counts.delete(counts.keys().next().value!);
+      counts.set(key, rows);
+    }
+    return rows;
+  };
+  const checkVersion = () => {
+    const version = Number(db.pragma('data_version', { simple: true }));
+    if (version !== countsVersion) counts.clear();
+    countsVersion = version;
+  };
   let codes: VectorCodeIndex | null = null;
   let generation: number | null = null;
   const source: SearchSource = {
@@ -81,6 +102,7 @@ function run(init: SearchWorkerInit, port: NonNullable<typeof parentPort>): void
         codes = message.dims === null ? null : new VectorCodeIndex(message.dims, (owner) => readCodes(query, owner));
         generation = message.generation;
       }
+      checkVersion();
       db.exec('BEGIN');
       let hits: SearchWorkerHit[];
       try {

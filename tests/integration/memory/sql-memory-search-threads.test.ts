@@ -69,6 +69,20 @@ describe('SqlMemoryStore search threads (SQLite file)', () => {
     }
   });
 
+  it('counts the query terms again after a write (the keyword score follows the new counts)', async () => {
+    const owner = userOwner(randomUUID());
+    const [w1, w2] = [`zq${randomUUID().slice(0, 8)}`, `zq${randomUUID().slice(0, 8)}`];
+    const only1 = fact(owner, `note with ${w1} alone`);
+    await store.upsert(t.ctx, [only1, fact(owner, `note with ${w2} alone`), fact(owner, 'unrelated text')]);
+    const scoreOf = async (s: SqlMemoryStore) => (await s.search(t.ctx, `${w1} ${w2}`, { owners: [owner], limit: 10 })).find((h) => h.id === only1.id)!.keywordScore;
+    const before = await scoreOf(store);
+    await store.upsert(t.ctx, Array.from({ length: 6 }, (_, i) => fact(owner, `more about ${w2} number ${i}`)));
+    const after = await scoreOf(store);
+    const onMainThread = new SqlMemoryStore(t.db, { embedder: null, logger: t.logger, searchThreads: 0 });
+    expect(after).toBeCloseTo(await scoreOf(onMainThread), 10);
+    expect(after).toBeGreaterThan(before); // w2 became common, so w1 weighs more
+  });
+
   it('stops its threads on dispose and searches on the main thread afterwards', async () => {
     const local = new SqlMemoryStore(t.db, { embedder: null, logger: t.logger, searchThreads: 1 });
     const owner = userOwner(randomUUID());
