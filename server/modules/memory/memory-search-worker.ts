@@ -1,3 +1,4 @@
+import os from 'node:os';
 import { parentPort, workerData } from 'node:worker_threads';
 import Database from 'better-sqlite3';
 import * as sqliteVec from 'sqlite-vec';
@@ -42,10 +43,22 @@ export type SearchWorkerReply = { id: number; hits: SearchWorkerHit[] } | { id: 
 
 /** Prepared statements kept (the SQL text varies with the length of IN lists). */
 const STATEMENTS = 200;
+/** Nice value of a search thread (Linux): below the event loop's 0, above background work. */
+const SEARCH_NICE = 5;
 /** Count results kept between writes. */
 const COUNTS = 2000;
 
 function run(init: SearchWorkerInit, port: NonNullable<typeof parentPort>): void {
+  // On Linux a nice value belongs to one thread (pid 0 = the calling thread): when the CPU is short, the
+  // event loop serving turns and requests goes first and searches wait. Elsewhere it would apply to the
+  // whole process, so it is left alone.
+  if (process.platform === 'linux') {
+    try {
+      os.setPriority(SEARCH_NICE);
+    } catch {
+      /* not permitted: searches share the CPU evenly */
+    }
+  }
   const db = new Database(init.file, { readonly: true, fileMustExist: true });
   db.pragma(`busy_timeout = ${init.busyTimeoutMs}`);
   try {
