@@ -138,7 +138,7 @@ export async function openCorpusDb(corpus: Corpus, model: string, dataDir = mkdt
   const store = new SqlMemoryStore(db, { embedder, logger });
   const ctx = Ctx.system(logger, 'bench');
   await store.init(ctx);
-  return { db, store, embedder, ctx, dataDir, close: () => dataSource.destroy() };
+  return { db, store, embedder, ctx, dataDir, close: async () => (await store.dispose(), await dataSource.destroy()) };
 }
 
 /** Memories rows for the corpus (user-scoped to `userId`) plus their index entries, in batches; returns memories/s of the index part. */

@@ -35,18 +35,6 @@ export function decodeVector(text: string): Float32Array {
   return new Float32Array(copy.buffer);
 }
 
-/** Bytes of a vector for sqlite-vec. */
-export function vectorBytes(v: Float32Array): Buffer {
-  return Buffer.from(v.buffer, v.byteOffset, v.byteLength);
-}
-
-/** A vector from sqlite-vec's blob. */
-export function vectorFromBytes(bytes: Uint8Array): Float32Array {
-  const copy = new Uint8Array(bytes.byteLength);
-  copy.set(bytes);
-  return new Float32Array(copy.buffer);
-}
-
 const CACHE_CHUNK = 200;
 
 /**

@@ -2,7 +2,7 @@ import type { Ctx } from '../../common/ctx';
 import type { Logger } from '../../common/logger';
 import type { Db } from '../../persistence/db';
 import { similarity } from './hybrid-ranking';
-import { vectorBytes, vectorFromBytes } from './memory-embedder';
+import { vectorBytes, vectorFromBytes } from './vector-bytes';
 import { VECTORS_TABLE, type VectorWrite } from './sqlite-vector-tables';
 
 // === The vector table of SqlMemoryStore on PostgreSQL (without pgvector)

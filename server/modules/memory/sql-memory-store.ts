@@ -1,54 +1,34 @@
+import path from 'node:path';
 import type { Ctx } from '../../common/ctx';
 import type { Logger } from '../../common/logger';
 import type { Db } from '../../persistence/db';
-import { keywordScorer, rankCandidates, resolveRankingOptions, similarity, type RankCandidate, type RankingOptions, type ResolvedRankingOptions } from './hybrid-ranking';
+import { resolveRankingOptions, type RankingOptions, type ResolvedRankingOptions } from './hybrid-ranking';
 import type { MemoryEmbedder } from './memory-embedder';
+import { defaultSearchThreads, MemorySearchPool } from './memory-search-pool';
 import type { MemoryStore, MemoryStoreHit, MemoryStoreItem, MemoryStoreSearchOptions } from './memory-store';
-import { contentHash, queryTerms, tokenize } from './memory-text';
+import { contentHash, tokenize } from './memory-text';
+import { Params, searchIndex, toDate, type IndexRow, type SearchRequest, type SearchSource } from './sql-memory-search';
 import { SqliteVectorTables, type VectorWrite } from './sqlite-vector-tables';
 import { PgVectorTables } from './pg-vector-tables';
 
 // === SqlMemoryStore: the memory index in the app's own database
 // SQLite: `memory_index` rows + FTS5 (`memory_fts`, rowid = seq) + sqlite-vec (`memory_vec`, rowid = seq,
 // partitioned by owner so a KNN query only ever walks one owner's vectors). PostgreSQL: `memory_index` with a
-// GIN tsvector index + `memory_vectors` scanned exactly per owner (pg-vector-tables.ts).
+// GIN tsvector index + `memory_vectors` scanned exactly per owner (pg-vector-tables.ts). Search itself is
+// sql-memory-search.ts; on a SQLite file it runs on search threads (memory-search-pool.ts), off the event loop.
 
 export interface SqlMemoryStoreOptions extends RankingOptions {
   /** Embeddings for the vector index; null keeps the store keyword-only. */
   embedder?: MemoryEmbedder | null;
   logger: Logger;
-}
-
-interface IndexRow {
-  seq: number;
-  itemId: string;
-  owner: string;
-  type: string;
-  content: string;
-  importance: number;
-  itemUpdatedAt: Date | string;
-  contentHash: string;
-  vectorModel: string | null;
-}
-
-/** Builds `?` (SQLite) or `$n` (PostgreSQL) placeholders in the order the SQL text is written. */
-class Params {
-  readonly values: unknown[] = [];
-  constructor(private readonly pg: boolean) {}
-  add(value: unknown): string {
-    this.values.push(value);
-    return this.pg ? `$${this.values.length}` : '?';
-  }
-  list(values: readonly unknown[]): string {
-    return values.map((v) => this.add(v)).join(', ');
-  }
+  /**
+   * Threads that run searches on a SQLite file (their own read-only connections); 0 searches on the app's
+   * connection (as always on PostgreSQL and in-memory SQLite). @default 1 on 2 cores, 2 from 4 cores
+   */
+  searchThreads?: number;
 }
 
 const CHUNK = 400;
-/** Candidates of the coarse (binary code) step of vector search, re-ranked by exact cosine. */
-const COARSE_CANDIDATES = 400;
-/** Keyword matches ranked by FTS5 alone per candidate wanted, before the visibility filter. */
-const KEYWORD_OVERSAMPLE = 4;
 /** Items per multi-row INSERT of an upsert (9 parameters each). */
 const UPSERT_ROWS = 200;
 
@@ -61,11 +41,6 @@ function chunks<T>(list: readonly T[], size = CHUNK): T[][] {
 /** TypeORM's SQLite datetime text ('YYYY-MM-DD HH:MM:SS.SSS', UTC). */
 function sqliteDate(d: Date): string {
   return d.toISOString().replace('T', ' ').replace('Z', '');
-}
-
-function toDate(value: Date | string): Date {
-  if (value instanceof Date) return value;
-  return new Date(/[zZ]|[+-]\d\d:?\d\d$/.test(value) ? value : `${value.replace(' ', 'T')}Z`);
 }
 
 /**
@@ -81,6 +56,9 @@ export class SqlMemoryStore implements MemoryStore {
   /** sqlite-vec is loaded (SQLite only). */
   private vecLoaded = false;
   private readonly vec: SqliteVectorTables | PgVectorTables;
+  private readonly searchThreads: number;
+  /** Search threads (SQLite file in WAL mode), from `init` on. */
+  private pool: MemorySearchPool | null = null;
 
   constructor(
     private readonly db: Db,
@@ -90,6 +68,7 @@ export class SqlMemoryStore implements MemoryStore {
     this.ranking = resolveRankingOptions(options);
     this.embedder = options.embedder ?? null;
     this.logger = options.logger;
+    this.searchThreads = Math.max(0, Math.floor(options.searchThreads ?? defaultSearchThreads()));
     const query = (ctx: Ctx, sql: string, params?: readonly unknown[]) => this.query(ctx, sql, params);
     this.vec = this.pg ? new PgVectorTables(db, query, this.logger) : new SqliteVectorTables(db, query, this.logger);
   }
@@ -122,6 +101,17 @@ export class SqlMemoryStore implements MemoryStore {
       this.logger.warn({ err: (err as Error).message }, 'sqlite-vec is not loaded — memory search is keyword-only');
     }
     if (this.vecLoaded) await this.vec.open(ctx);
+    await this.startSearchThreads(ctx);
+  }
+
+  /** Searches go to threads of their own when the database is a file that readers can share (WAL). */
+  private async startSearchThreads(ctx: Ctx): Promise<void> {
+    const file = (this.db.dataSource.options as { database?: unknown }).database;
+    if (!this.searchThreads || typeof file !== 'string' || !file || file === ':memory:' || file.startsWith('file:')) return;
+    const [mode] = (await this.query(ctx, 'PRAGMA journal_mode')) as Array<{ journal_mode: string }>;
+    if (mode?.journal_mode?.toLowerCase() !== 'wal') return;
+    const [busy] = (await this.query(ctx, 'PRAGMA busy_timeout')) as Array<{ timeout: number }>;
+    this.pool = new MemorySearchPool({ file: path.resolve(file), busyTimeoutMs: Number(busy?.timeout ?? 5000) }, this.searchThreads, this.logger);
   }
 
   // === Writes
@@ -192,7 +182,7 @@ export class SqlMemoryStore implements MemoryStore {
         written.push(...(await this.vec.putMany(tx, puts)));
       }
     });
-    this.vec.committed(written, dropped);
+    this.committed(written, dropped);
   }
 
   async delete(ctx: Ctx, ids: readonly string[]): Promise<void> {
@@ -210,7 +200,7 @@ export class SqlMemoryStore implements MemoryStore {
         await this.query(tx, `DELETE FROM memory_index WHERE seq IN (${p.list(part)})`, p.values);
       }
     });
-    this.vec.committed([], removed);
+    this.committed([], removed);
   }
 
   async entries(ctx: Ctx): Promise<Map<string, number>> {
@@ -244,7 +234,7 @@ export class SqlMemoryStore implements MemoryStore {
           await this.query(tx, `UPDATE memory_index SET "vectorModel" = ${u.add(model)} WHERE seq = ${u.add(row.seq)} AND "contentHash" = ${u.add(row.contentHash)}`, u.values);
         }
       });
-      this.vec.committed(written);
+      this.committed(written, []);
       done += rows.length;
     }
     return done;
@@ -255,58 +245,30 @@ export class SqlMemoryStore implements MemoryStore {
   async search(ctx: Ctx, query: string, options: MemoryStoreSearchOptions): Promise<MemoryStoreHit[]> {
     if (options.owners !== 'all' && !options.owners.length) return [];
     await this.init(ctx);
-    const limit = Math.max(1, Math.min(100, Math.floor(options.limit)));
-    const total = await this.visibleCount(ctx, options);
-    if (!total) return [];
-    const terms = queryTerms(query);
-    const poolSize = Math.max(limit * 8, 40);
-    const candidates = new Map<string, IndexRow>();
-    const docFreq = new Map<string, number>();
-    if (terms.length) {
-      for (const row of await this.keywordRows(ctx, terms, options, poolSize)) candidates.set(row.itemId, row);
-      for (const term of terms) docFreq.set(term, await this.termCount(ctx, term, options));
-    }
-    // Vector side: the nearest binary codes among the visible owners, re-ranked by exact cosine over their
-    // float vectors; the best `poolSize` that pass the filters are candidates.
+    // No embeddings call for a caller who has nothing indexed (one index probe on the owner column).
+    if (!(await this.anyOwned(ctx, options.owners))) return [];
     const model = this.vectorsEnabled && this.vecDims !== null ? this.embedder!.model : null;
-    const queryVector = model && query.trim() ? await this.embedder!.embedQuery(ctx, query) : null;
-    let embeddings = new Map<number, Float32Array>();
-    if (queryVector && queryVector.length === this.vecDims) {
-      const coarse = await this.vec.nearest(ctx, queryVector, options.owners, Math.max(COARSE_CANDIDATES, poolSize * 5));
-      embeddings = await this.vec.vectors(ctx, coarse.slice(0, 4 * Math.max(COARSE_CANDIDATES, poolSize * 5)));
-      const ranked = [...embeddings].map(([seq, v]) => ({ seq, sim: similarity(queryVector, v) })).sort((a, b) => b.sim - a.sim);
-      const order = new Map(ranked.map((r, i) => [r.seq, i]));
-      const best = ranked.slice(0, poolSize * 2).map((r) => r.seq);
-      if (best.length) {
-        const p = new Params(this.pg);
-        const rows = (await this.query(
-          ctx,
-          `SELECT i.* FROM memory_index i WHERE i.seq IN (${p.list(best)}) AND ${this.filterSql(p, options)} AND i."vectorModel" = ${p.add(model)}`,
-          p.values,
-        )) as IndexRow[];
-        rows.sort((a, b) => order.get(a.seq)! - order.get(b.seq)!);
-        for (const row of rows.slice(0, poolSize)) candidates.set(row.itemId, row);
+    const embedded = model && query.trim() ? await this.embedder!.embedQuery(ctx, query) : null;
+    const queryVector = embedded && embedded.length === this.vecDims ? embedded : null;
+    const request: SearchRequest = { query, options, queryVector, model: queryVector ? model : null, ranking: this.ranking };
+    if (this.pool?.usable && this.vec instanceof SqliteVectorTables) {
+      try {
+        await this.vec.checkOtherWriters(ctx);
+        return await this.pool.search(request, this.vec.dims, this.vec.generation);
+      } catch (err) {
+        this.logger.warn({ err: (err as Error).message }, 'memory search thread failed — searching on the main thread');
       }
-      const missing = [...candidates.values()].filter((r) => r.vectorModel === model && !embeddings.has(r.seq)).map((r) => r.seq);
-      for (const [seq, v] of await this.vec.vectors(ctx, missing)) embeddings.set(seq, v);
     }
-    const owners = options.owners === 'all' ? null : new Set(options.owners);
-    const list: RankCandidate[] = [];
-    for (const row of candidates.values()) {
-      if (owners && !owners.has(row.owner)) continue; // never trust a virtual table's filtering alone
-      const embedding = embeddings.get(row.seq) ?? null;
-      list.push({
-        id: row.itemId,
-        owner: row.owner,
-        type: row.type,
-        content: row.content,
-        importance: Number(row.importance),
-        updatedAt: toDate(row.itemUpdatedAt),
-        vector: queryVector && embedding ? similarity(queryVector, embedding) : null,
-        embedding,
-      });
-    }
-    return rankCandidates(list, keywordScorer(terms, { total, docFreq }), { ...this.ranking, limit, minScore: options.minScore ?? 0, vectorOnlyMinSimilarity: options.vectorOnlyMinSimilarity });
+    return searchIndex(this.source(ctx), request);
+  }
+
+  /** Search threads running now (0 until the first search, on PostgreSQL, and with `searchThreads: 0`). */
+  get searchThreadsRunning(): number {
+    return this.pool?.running ?? 0;
+  }
+
+  async dispose(): Promise<void> {
+    await this.pool?.dispose();
   }
 
   // === Internals
@@ -317,6 +279,29 @@ export class SqlMemoryStore implements MemoryStore {
 
   private query(ctx: Ctx, sql: string, params: readonly unknown[] = []): Promise<unknown[]> {
     return (ctx.manager ?? this.db.dataSource.manager).query(sql, params as unknown[]);
+  }
+
+  /** Search on the app's own connection. */
+  private source(ctx: Ctx): SearchSource {
+    return {
+      pg: this.pg,
+      query: (sql, params) => this.query(ctx, sql, params),
+      nearest: (vector, owners, k) => this.vec.nearest(ctx, vector, owners, k),
+      vectors: (seqs) => this.vec.vectors(ctx, seqs),
+    };
+  }
+
+  /** Whether any item of these owners is indexed. */
+  private async anyOwned(ctx: Ctx, owners: readonly string[] | 'all'): Promise<boolean> {
+    const p = new Params(this.pg);
+    const where = owners === 'all' ? '' : `WHERE owner IN (${p.list(owners)}) `;
+    return ((await this.query(ctx, `SELECT 1 AS one FROM memory_index ${where}LIMIT 1`, p.values)) as unknown[]).length > 0;
+  }
+
+  /** Writes committed: the loaded codes of this thread and of the search threads take them. */
+  private committed(written: readonly VectorWrite[], removed: readonly number[]): void {
+    this.vec.committed(written, removed);
+    this.pool?.apply(written, removed);
   }
 
   private async rowsByItemId(ctx: Ctx, ids: readonly string[]): Promise<Map<string, IndexRow>> {
@@ -331,63 +316,5 @@ export class SqlMemoryStore implements MemoryStore {
       for (const row of rows) out.set(row.itemId, row);
     }
     return out;
-  }
-
-  private filterSql(p: Params, options: MemoryStoreSearchOptions): string {
-    const parts: string[] = [];
-    if (options.owners !== 'all') parts.push(`i.owner IN (${p.list(options.owners)})`);
-    if (options.types?.length) parts.push(`i.type IN (${p.list(options.types)})`);
-    if (options.excludeTypes?.length) parts.push(`i.type NOT IN (${p.list(options.excludeTypes)})`);
-    return parts.length ? parts.join(' AND ') : '1 = 1';
-  }
-
-  private async visibleCount(ctx: Ctx, options: MemoryStoreSearchOptions): Promise<number> {
-    const p = new Params(this.pg);
-    const [row] = (await this.query(ctx, `SELECT COUNT(*) AS n FROM memory_index i WHERE ${this.filterSql(p, options)}`, p.values)) as Array<{ n: number | string }>;
-    return Number(row?.n ?? 0);
-  }
-
-  private async keywordRows(ctx: Ctx, terms: readonly string[], options: MemoryStoreSearchOptions, limit: number): Promise<IndexRow[]> {
-    const p = new Params(this.pg);
-    if (this.pg) {
-      // Terms are letters and digits only, so joining them with | is a valid tsquery.
-      const tsq = `to_tsquery('simple', ${p.add(terms.join(' | '))})`;
-      return (await this.query(
-        ctx,
-        `SELECT i.* FROM memory_index i WHERE to_tsvector('simple', i."searchText") @@ ${tsq} AND ${this.filterSql(p, options)} ` +
-          `ORDER BY ts_rank(to_tsvector('simple', i."searchText"), ${tsq}) DESC LIMIT ${limit}`,
-        p.values,
-      )) as IndexRow[];
-    }
-    const match = terms.map((t) => `"${t}"`).join(' OR ');
-    // Bounded first: FTS5 ranks on its own (no join per match) and only the best few are joined and
-    // filtered. When filtering leaves too few (most of the best belong to others), the exact query runs.
-    const inner = limit * KEYWORD_OVERSAMPLE;
-    const bounded = (await this.query(
-      ctx,
-      `SELECT i.* FROM (SELECT rowid, rank FROM memory_fts WHERE memory_fts MATCH ${p.add(match)} ORDER BY rank LIMIT ${inner}) f ` +
-        `JOIN memory_index i ON i.seq = f.rowid WHERE ${this.filterSql(p, options)} ORDER BY f.rank LIMIT ${limit}`,
-      p.values,
-    )) as IndexRow[];
-    if (bounded.length >= limit) return bounded;
-    const [{ n }] = (await this.query(ctx, `SELECT COUNT(*) AS n FROM (SELECT rowid FROM memory_fts WHERE memory_fts MATCH ? LIMIT ${inner})`, [match])) as Array<{ n: number }>;
-    if (Number(n) < inner) return bounded; // every match was looked at
-    const q = new Params(false);
-    return (await this.query(
-      ctx,
-      `SELECT i.* FROM memory_fts JOIN memory_index i ON i.seq = memory_fts.rowid WHERE memory_fts MATCH ${q.add(match)} AND ${this.filterSql(q, options)} ` +
-        `ORDER BY bm25(memory_fts) LIMIT ${limit}`,
-      q.values,
-    )) as IndexRow[];
-  }
-
-  /** Visible items containing `term`. */
-  private async termCount(ctx: Ctx, term: string, options: MemoryStoreSearchOptions): Promise<number> {
-    const p = new Params(this.pg);
-    const sql = this.pg
-      ? `SELECT COUNT(*) AS n FROM memory_index i WHERE to_tsvector('simple', i."searchText") @@ to_tsquery('simple', ${p.add(term)}) AND ${this.filterSql(p, options)}`
-      : `SELECT COUNT(*) AS n FROM memory_fts JOIN memory_index i ON i.seq = memory_fts.rowid WHERE memory_fts MATCH ${p.add(`"${term}"`)} AND ${this.filterSql(p, options)}`;
-    const [row] = (await this.query(ctx, sql, p.values)) as Array<{ n: number | string }>;
-    return Number(row?.n ?? 0);
   }
 }

@@ -1,7 +1,7 @@
 import type { Ctx } from '../../common/ctx';
 import type { Logger } from '../../common/logger';
 import type { Db } from '../../persistence/db';
-import { vectorBytes, vectorFromBytes } from './memory-embedder';
+import { vectorBytes, vectorFromBytes } from './vector-bytes';
 import { binaryCode, codeBytes, VectorCodeIndex } from './vector-code-index';
 
 // === The vector table of SqlMemoryStore on SQLite
@@ -15,6 +15,29 @@ export const VECTORS_TABLE = 'memory_vectors';
 const LEGACY_VEC_TABLE = 'memory_vec';
 
 type Query = (ctx: Ctx, sql: string, params?: readonly unknown[]) => Promise<unknown[]>;
+/** A query on one connection (the search thread's, or the app's bound to a ctx). */
+export type ReadQuery = (sql: string, params?: readonly unknown[]) => Promise<unknown[]>;
+
+/** The binary codes of one owner's vectors (what `VectorCodeIndex` loads). */
+export async function readCodes(query: ReadQuery, owner: string): Promise<Array<{ seq: number; code: Uint8Array }>> {
+  return (await query(`SELECT seq, code FROM ${VECTORS_TABLE} WHERE owner = ?`, [owner])) as Array<{ seq: number; code: Uint8Array }>;
+}
+
+/** Owners that have vectors (a search over every owner). */
+export async function readVectorOwners(query: ReadQuery): Promise<string[]> {
+  return ((await query(`SELECT DISTINCT owner FROM ${VECTORS_TABLE}`)) as Array<{ owner: string }>).map((r) => r.owner);
+}
+
+/** Float vectors of these items, by seq. */
+export async function readVectors(query: ReadQuery, seqs: readonly number[]): Promise<Map<number, Float32Array>> {
+  const out = new Map<number, Float32Array>();
+  for (let i = 0; i < seqs.length; i += 400) {
+    const part = seqs.slice(i, i + 400);
+    const rows = (await query(`SELECT seq, embedding FROM ${VECTORS_TABLE} WHERE seq IN (${part.map(() => '?').join(', ')})`, part)) as Array<{ seq: number; embedding: Uint8Array }>;
+    for (const row of rows) out.set(Number(row.seq), vectorFromBytes(row.embedding));
+  }
+  return out;
+}
 
 /** One vector written in a transaction, applied to the code index once it committed. */
 export interface VectorWrite {
@@ -27,6 +50,8 @@ export class SqliteVectorTables {
   /** Dimension of the vector table, null when there is none. */
   dims: number | null = null;
   codes: VectorCodeIndex | null = null;
+  /** Counts the times the loaded codes were dropped (rebuild, other writers): search threads drop theirs too. */
+  generation = 0;
   private dataVersion: number | null = null;
   /** Ctx the code loader reads with (that of the search asking). */
   private loadCtx: Ctx | null = null;
@@ -45,9 +70,7 @@ export class SqliteVectorTables {
   }
 
   private useCodes(dims: number): void {
-    this.codes = new VectorCodeIndex(dims, async (owner) => {
-      return (await this.query(this.loadCtx!, `SELECT seq, code FROM ${VECTORS_TABLE} WHERE owner = ?`, [owner])) as Array<{ seq: number; code: Uint8Array }>;
-    });
+    this.codes = new VectorCodeIndex(dims, (owner) => readCodes((sql, params) => this.query(this.loadCtx!, sql, params), owner));
   }
 
   private async readDims(ctx: Ctx): Promise<void> {
@@ -92,6 +115,7 @@ export class SqliteVectorTables {
     });
     this.dims = dims;
     this.codes?.clear();
+    this.generation++;
     this.useCodes(dims);
   }
 
@@ -139,26 +163,26 @@ export class SqliteVectorTables {
     if (!this.codes) return [];
     this.loadCtx = ctx;
     await this.checkOtherWriters(ctx);
-    const list = owners === 'all' ? ((await this.query(ctx, `SELECT DISTINCT owner FROM ${VECTORS_TABLE}`)) as Array<{ owner: string }>).map((r) => r.owner) : owners;
+    const list = owners === 'all' ? await readVectorOwners((sql, params) => this.query(ctx, sql, params)) : owners;
     return this.codes.nearest(vector, list, k);
   }
 
-  /** Another connection (another process) committed: its vector writes are not in the loaded codes. */
-  private async checkOtherWriters(ctx: Ctx): Promise<void> {
+  /**
+   * Another connection (another process; a search thread only reads) committed: its vector writes are not
+   * in the loaded codes, which are dropped (and `generation` counts up).
+   */
+  async checkOtherWriters(ctx: Ctx): Promise<void> {
     const [row] = (await this.query(ctx, 'PRAGMA data_version')) as Array<{ data_version: number }>;
     const version = Number(row?.data_version ?? 0);
-    if (this.dataVersion !== null && version !== this.dataVersion) this.codes?.clear();
+    if (this.dataVersion !== null && version !== this.dataVersion) {
+      this.codes?.clear();
+      this.generation++;
+    }
     this.dataVersion = version;
   }
 
   /** Float vectors of these items, by seq. */
-  async vectors(ctx: Ctx, seqs: readonly number[]): Promise<Map<number, Float32Array>> {
-    const out = new Map<number, Float32Array>();
-    for (let i = 0; i < seqs.length; i += 400) {
-      const part = seqs.slice(i, i + 400);
-      const rows = (await this.query(ctx, `SELECT seq, embedding FROM ${VECTORS_TABLE} WHERE seq IN (${part.map(() => '?').join(', ')})`, part)) as Array<{ seq: number; embedding: Uint8Array }>;
-      for (const row of rows) out.set(Number(row.seq), vectorFromBytes(row.embedding));
-    }
-    return out;
+  vectors(ctx: Ctx, seqs: readonly number[]): Promise<Map<number, Float32Array>> {
+    return readVectors((sql, params) => this.query(ctx, sql, params), seqs);
   }
 }

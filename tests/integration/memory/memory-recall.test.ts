@@ -29,6 +29,7 @@ describe('memory recall and search rules', () => {
   let alice: User;
   let bob: User;
   let guest: User;
+  let store: SqlMemoryStore;
   const system = () => t.ctx;
   const as = (u: User) => new Ctx({ actor: { kind: 'user', userId: u.id, trust: u.trust }, logger: t.logger });
   const dm = (u: User) => ({ id: `dm-${u.id}`, key: `web:${u.id}`, chatKind: ChatKind.DM, channel: 'web', chatId: u.id }) as Session;
@@ -39,7 +40,7 @@ describe('memory recall and search rules', () => {
     source = new ConceptEmbeddings();
     embedder = embedderFor(t, source);
     const audit = new AuditService(t.db);
-    const store = new SqlMemoryStore(t.db, { embedder, logger: t.logger });
+    store = new SqlMemoryStore(t.db, { embedder, logger: t.logger });
     memories = new MemoryService(t.db, audit, new MemoryIndexer(t.db, store, t.logger));
     search = new MemorySearchService(t.db, store, { maxResults: 3, minScore: 0.2 });
     recall = new MemoryRecallService(search);
@@ -56,7 +57,10 @@ describe('memory recall and search rules', () => {
     await memories.create(system(), { content: 'The chess group cello joke is famous.', scope: MemoryScope.GROUP, groupId: 'agent:main:telegram:group:chess' });
     await memories.create(system(), { content: 'Global: the cello festival is in June.', scope: MemoryScope.GLOBAL });
   });
-  afterAll(async () => t.close());
+  afterAll(async () => {
+    await store?.dispose();
+    await t?.close();
+  });
 
   const recalled = async (u: User, session: Session, query = 'who plays the cello?') => (await recall.recall(as(u), session, query)).map((m) => m.content).sort();
 
@@ -106,7 +110,9 @@ describe('memory recall and search rules', () => {
   it('an embedder failure makes search keyword-only with one log line, and it recovers', async () => {
     const flaky = new ConceptEmbeddings(32, 'test/flaky');
     const e = embedderFor(t, flaky);
-    (e as unknown as { options: { retryAfterMs: number } }).options.retryAfterMs = 60_000; // the loop below stays within it even on a loaded machine
+    // A back-off far longer than the test, ended by hand below: 5 searches under CI load can take longer
+    // than any short one, and a retry inside the loop would count as an embeddings call per turn.
+    (e as unknown as { options: { retryAfterMs: number } }).options.retryAfterMs = 600_000;
     const store = new SqlMemoryStore(t.db, { embedder: e, logger: t.logger });
     const s = new MemorySearchService(t.db, store, { maxResults: 6, minScore: 0.2 });
     const r = new MemoryRecallService(s);
@@ -123,7 +129,7 @@ describe('memory recall and search rules', () => {
     expect(warnings() - before).toBe(1);
     expect(flaky.calls - callsBefore).toBe(1); // no embeddings call per turn while it is down
     flaky.failing = false;
-    (e as unknown as { downUntil: number }).downUntil = 0; // the retry interval has passed
+    (e as unknown as { downUntil: number }).downUntil = 0; // the back-off is over
     const hits = await store.search(t.ctx, 'oolong tea', { owners: [`user:${alice.id}`], limit: 3 });
     expect(hits[0]!.vectorScore).not.toBeNull();
     expect(t.logs.entries().some((l) => String(l.msg).startsWith('embeddings work again'))).toBe(true);
@@ -134,6 +140,7 @@ describe('memory recall and search rules', () => {
     flaky.failing = false;
     (e as unknown as { downUntil: number }).downUntil = 0;
     expect(await store.syncVectors(t.ctx)).toBeGreaterThanOrEqual(1);
+    await store.dispose();
   });
 
   it('embeds in batches and never twice for the same content (cache by content hash + model)', async () => {

@@ -1,0 +1,151 @@
+import os from 'node:os';
+import path from 'node:path';
+import { Worker } from 'node:worker_threads';
+import type { Logger } from '../../common/logger';
+import type { MemoryStoreHit } from './memory-store';
+import type { SearchWorkerInit, SearchWorkerReply, SearchWorkerRequest } from './memory-search-worker';
+import type { SearchRequest } from './sql-memory-search';
+import type { VectorWrite } from './sqlite-vector-tables';
+
+// === The memory search threads of one SqlMemoryStore on a SQLite file
+// A search at 100k memories is tens of milliseconds of SQLite and JS; on the event loop it would stall every
+// other request for that long. The pool runs searches on 1–2 worker threads (memory-search-worker.ts), each
+// with its own read-only connection. Threads start with the first search, never keep the process alive,
+// and are stopped by `dispose`.
+
+/** Threads of a pool: one on a machine of 2 cores (the other runs the event loop), two from 4 cores on. */
+export function defaultSearchThreads(): number {
+  return os.availableParallelism() >= 4 ? 2 : 1;
+}
+
+/** The thread's entry: the compiled JS next to this file, or the TypeScript source (jest, `npm run bench`). */
+function startThread(init: SearchWorkerInit): Worker {
+  const compiled = path.extname(__filename) === '.js';
+  const entry = path.join(__dirname, `memory-search-worker${compiled ? '.js' : '.ts'}`);
+  if (compiled) return new Worker(entry, { workerData: init });
+  // From TypeScript sources the thread compiles them with the project's swc settings, unless the process
+  // was started with a `.ts` loader (`node -r …`), which threads inherit through execArgv.
+  const root = path.resolve(__dirname, '../../..');
+  const bootstrap = [
+    `if (!require.extensions['.ts']) {`,
+    `  const fromRoot = require('node:module').createRequire(${JSON.stringify(path.join(root, 'package.json'))});`,
+    `  const { transformSync } = fromRoot('@swc/core');`,
+    `  const options = fromRoot('./swc.options.js');`,
+    `  const fs = require('node:fs');`,
+    `  require.extensions['.ts'] = (module, filename) => module._compile(transformSync(fs.readFileSync(filename, 'utf8'), { ...options, filename }).code, filename);`,
+    `}`,
+    `require(${JSON.stringify(entry)});`,
+  ].join('\n');
+  return new Worker(bootstrap, { eval: true, workerData: init });
+}
+
+/** A search thread ended or could not start; the store searches on its own connection instead. */
+export class SearchThreadUnavailable extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'SearchThreadUnavailable';
+  }
+}
+
+/** Threads in a row that may fail to start before the pool gives up. */
+const FAILED_STARTS = 3;
+
+class SearchThread {
+  readonly worker: Worker;
+  readonly pending = new Map<number, { resolve: (hits: MemoryStoreHit[]) => void; reject: (err: Error) => void }>();
+  alive = true;
+  /** It answered at least once (a thread that never does counts as a failed start). */
+  answered = false;
+
+  constructor(init: SearchWorkerInit, onEnd: (thread: SearchThread, err: Error) => void) {
+    this.worker = startThread(init);
+    this.worker.unref();
+    this.worker.on('message', (reply: SearchWorkerReply) => {
+      const waiting = this.pending.get(reply.id);
+      if (!waiting) return;
+      this.pending.delete(reply.id);
+      this.answered = true;
+      if ('error' in reply) waiting.reject(new Error(reply.error));
+      else waiting.resolve(reply.hits.map((h) => ({ id: h.id, owner: h.owner, type: h.type, content: h.content, importance: h.importance, updatedAt: new Date(h.updatedAt), score: h.score, keywordScore: h.keywordScore, vectorScore: h.vectorScore })));
+    });
+    const end = (err: Error) => {
+      if (!this.alive) return;
+      this.alive = false;
+      for (const waiting of this.pending.values()) waiting.reject(err);
+      this.pending.clear();
+      onEnd(this, err);
+    };
+    this.worker.on('error', (err) => end(new SearchThreadUnavailable(`memory search thread failed: ${err.message}`)));
+    this.worker.on('exit', (code) => end(new SearchThreadUnavailable(`memory search thread exited (code ${code})`)));
+  }
+
+  post(message: SearchWorkerRequest): void {
+    this.worker.postMessage(message);
+  }
+}
+
+export class MemorySearchPool {
+  private readonly threads: SearchThread[] = [];
+  private nextId = 1;
+  private closed = false;
+  /** Threads in a row that ended without answering; past FAILED_STARTS the pool gives up. */
+  private failedStarts = 0;
+
+  constructor(
+    private readonly init: SearchWorkerInit,
+    private readonly size: number,
+    private readonly logger: Logger,
+  ) {}
+
+  /** False once the pool was stopped, or threads failed to start FAILED_STARTS times in a row. */
+  get usable(): boolean {
+    return !this.closed && this.failedStarts < FAILED_STARTS;
+  }
+
+  /** Threads running now. */
+  get running(): number {
+    return this.threads.length;
+  }
+
+  /** Runs the search on the least busy thread (starting one when fewer than `size` run). */
+  search(request: SearchRequest, dims: number | null, generation: number): Promise<MemoryStoreHit[]> {
+    if (!this.usable) return Promise.reject(new SearchThreadUnavailable('memory search threads are stopped'));
+    const thread = this.pick();
+    const id = this.nextId++;
+    return new Promise<MemoryStoreHit[]>((resolve, reject) => {
+      thread.pending.set(id, { resolve, reject });
+      thread.post({ kind: 'search', id, request, dims, generation });
+    });
+  }
+
+  /** Committed vector writes of this process, for the codes the threads have loaded. */
+  apply(set: readonly VectorWrite[], removed: readonly number[]): void {
+    if (!set.length && !removed.length) return;
+    for (const thread of this.threads) thread.post({ kind: 'apply', set: [...set], removed: [...removed] });
+  }
+
+  /** Stops the threads (searches still running fail with SearchThreadUnavailable). */
+  async dispose(): Promise<void> {
+    this.closed = true;
+    const threads = this.threads.splice(0);
+    await Promise.all(threads.map((t) => t.worker.terminate()));
+  }
+
+  private pick(): SearchThread {
+    const idle = this.threads.find((t) => t.pending.size === 0);
+    if (idle) return idle;
+    if (this.threads.length < this.size) {
+      const thread = new SearchThread(this.init, (ended, err) => {
+        const i = this.threads.indexOf(ended);
+        if (i >= 0) this.threads.splice(i, 1);
+        if (this.closed) return;
+        this.failedStarts = ended.answered ? 0 : this.failedStarts + 1;
+        if (this.usable) this.logger.warn({ err: err.message }, 'memory search thread ended — the next search starts another');
+        else this.logger.error({ err: err.message }, 'memory search threads fail to start — memory search runs on the main thread');
+      });
+      this.threads.push(thread);
+      return thread;
+    }
+    return this.threads.reduce((a, b) => (b.pending.size < a.pending.size ? b : a));
+  }
+}

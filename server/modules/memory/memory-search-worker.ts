@@ -1,0 +1,137 @@
+import os from 'node:os';
+import { parentPort, workerData } from 'node:worker_threads';
+import Database from 'better-sqlite3';
+import * as sqliteVec from 'sqlite-vec';
+import type { MemoryStoreHit } from './memory-store';
+import { searchIndex, type SearchRequest, type SearchSource } from './sql-memory-search';
+import { readCodes, readVectorOwners, readVectors, type VectorWrite } from './sqlite-vector-tables';
+import { VectorCodeIndex } from './vector-code-index';
+
+// === A memory search thread (started by MemorySearchPool)
+// Opens its own read-only connection to the app's SQLite file (WAL: readers never wait for the writer) and
+// runs SqlMemoryStore's search there, so the keyword and vector scans never block the event loop that
+// serves requests. It keeps its own binary codes of the vectors: loaded per owner on first use, updated by
+// the writes the app thread commits (`apply`), dropped when the app thread says they are stale
+// (`generation`: another process wrote, or the table was rebuilt). Messages are handled one at a time, in
+// the order they were sent, and each search reads one snapshot (a read transaction).
+
+/** What the thread is started with. */
+export interface SearchWorkerInit {
+  /** Absolute path of the SQLite file. */
+  file: string;
+  busyTimeoutMs: number;
+}
+
+/** App thread → search thread. */
+export type SearchWorkerRequest =
+  | {
+      kind: 'search';
+      id: number;
+      request: SearchRequest;
+      /** Dimension of the vector table (null: none). */
+      dims: number | null;
+      /** The app's `SqliteVectorTables.generation`: a new value drops the loaded codes. */
+      generation: number;
+    }
+  | { kind: 'apply'; set: VectorWrite[]; removed: number[] };
+
+/** A hit as it crosses threads: dates as epoch ms (a cloned Date belongs to the thread's realm, not the caller's). */
+export type SearchWorkerHit = Omit<MemoryStoreHit, 'updatedAt'> & { updatedAt: number };
+
+/** Search thread → app thread: the answer to search `id`. */
+export type SearchWorkerReply = { id: number; hits: SearchWorkerHit[] } | { id: number; error: string };
+
+/** Prepared statements kept (the SQL text varies with the length of IN lists). */
+const STATEMENTS = 200;
+/** Nice value of a search thread (Linux): below the event loop's 0, above background work. */
+const SEARCH_NICE = 5;
+/** Count results kept between writes. */
+const COUNTS = 2000;
+
+function run(init: SearchWorkerInit, port: NonNullable<typeof parentPort>): void {
+  // On Linux a nice value belongs to one thread (pid 0 = the calling thread): when the CPU is short, the
+  // event loop serving turns and requests goes first and searches wait. Elsewhere it would apply to the
+  // whole process, so it is left alone.
+  if (process.platform === 'linux') {
+    try {
+      os.setPriority(SEARCH_NICE);
+    } catch {
+      /* not permitted: searches share the CPU evenly */
+    }
+  }
+  const db = new Database(init.file, { readonly: true, fileMustExist: true });
+  db.pragma(`busy_timeout = ${init.busyTimeoutMs}`);
+  try {
+    sqliteVec.load(db); // as on the app's connection (data-source.ts); search itself needs only FTS5
+  } catch {
+    /* the app thread reports a missing extension */
+  }
+  const statements = new Map<string, Database.Statement>();
+  const all = (sql: string, params: readonly unknown[] = []): unknown[] => {
+    let statement = statements.get(sql);
+    if (!statement) {
+      statement = db.prepare(sql);
+      if (statements.size >= STATEMENTS) statements.delete(statements.keys().next().value!);
+      statements.set(sql, statement);
+    }
+    return statement.all(...params);
+  };
+  // Counts (visible items, items per query term: the keyword score's IDF) are kept until another connection
+  // commits (data_version, read before each search's snapshot): recall asks the same ones turn after turn.
+  const counts = new Map<string, unknown[]>();
+  let countsVersion: number | null = null;
+  const query = async (sql: string, params: readonly unknown[] = []) => {
+    if (!sql.startsWith('SELECT COUNT(*)')) return all(sql, params);
+    const key = `${sql}\0${JSON.stringify(params)}`;
+    let rows = counts.get(key);
+    if (!rows) {
+      rows = all(sql, params);
+      if (counts.size >= COUNTS) counts.delete(counts.keys().next().value!);
+      counts.set(key, rows);
+    }
+    return rows;
+  };
+  const checkVersion = () => {
+    const version = Number(db.pragma('data_version', { simple: true }));
+    if (version !== countsVersion) counts.clear();
+    countsVersion = version;
+  };
+  let codes: VectorCodeIndex | null = null;
+  let generation: number | null = null;
+  const source: SearchSource = {
+    pg: false,
+    query,
+    nearest: async (vector, owners, k) => (codes ? codes.nearest(vector, owners === 'all' ? await readVectorOwners(query) : owners, k) : []),
+    vectors: (seqs) => readVectors(query, seqs),
+  };
+
+  const handle = async (message: SearchWorkerRequest): Promise<void> => {
+    if (message.kind === 'apply') {
+      codes?.apply({ set: message.set, removed: message.removed });
+      return;
+    }
+    try {
+      if (message.generation !== generation || (codes?.dims ?? null) !== message.dims) {
+        codes = message.dims === null ? null : new VectorCodeIndex(message.dims, (owner) => readCodes(query, owner));
+        generation = message.generation;
+      }
+      checkVersion();
+      db.exec('BEGIN');
+      let hits: SearchWorkerHit[];
+      try {
+        hits = (await searchIndex(source, message.request)).map((h) => ({ ...h, updatedAt: h.updatedAt.getTime() }));
+      } finally {
+        db.exec('COMMIT');
+      }
+      port.postMessage({ id: message.id, hits } satisfies SearchWorkerReply);
+    } catch (err) {
+      port.postMessage({ id: message.id, error: (err as Error).message || String(err) } satisfies SearchWorkerReply);
+    }
+  };
+  let queue = Promise.resolve();
+  port.on('message', (message: SearchWorkerRequest) => {
+    queue = queue.then(() => handle(message));
+  });
+}
+
+if (parentPort) run(workerData as SearchWorkerInit, parentPort);

@@ -1,0 +1,14 @@
+// === Float vectors as database bytes (float32, native byte order), shared by the vector tables and the
+// search worker (which must not load TypeORM, so this lives apart from the embedder).
+
+/** Bytes of a vector for a BLOB / bytea column. */
+export function vectorBytes(v: Float32Array): Buffer {
+  return Buffer.from(v.buffer, v.byteOffset, v.byteLength);
+}
+
+/** A vector from its stored bytes (copied: the bytes need not be 4-aligned). */
+export function vectorFromBytes(bytes: Uint8Array): Float32Array {
+  const copy = new Uint8Array(bytes.byteLength);
+  copy.set(bytes);
+  return new Float32Array(copy.buffer);
+}
