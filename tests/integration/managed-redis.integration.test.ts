@@ -15,6 +15,7 @@ import { SecretRedactor } from '../../server/common/secret-redactor';
 import { ManagedRedis } from '../../server/redis/managed-redis';
 import { LogCapture } from '../support/log-capture';
 import { testConfig } from '../support/test-app';
+import { pidAlive } from '../support/pid-alive';
 
 const dirs: string[] = [];
 function tmpDir(): string {
@@ -32,19 +33,11 @@ function logger() {
   };
 }
 
-function alive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
-  }
-}
 
 async function waitUntilGone(pid: number, ms = 5000): Promise<boolean> {
   const deadline = Date.now() + ms;
-  while (alive(pid) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 25));
-  return !alive(pid);
+  while (pidAlive(pid) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 25));
+  return !pidAlive(pid);
 }
 
 /** Every file below `dir`, relative. */
@@ -72,7 +65,7 @@ it('starts redis-server in the folder, answers PING, and keeps data across a res
   const url = await first.start();
   expect(url).toMatch(/^redis:\/\/127\.0\.0\.1:\d+$/);
   const pid = pidOf(dir);
-  expect(alive(pid)).toBe(true);
+  expect(pidAlive(pid)).toBe(true);
   await withClient(url, async (redis) => {
     expect(await redis.ping()).toBe('PONG');
     expect(await redis.config('GET', 'appendonly')).toEqual(['appendonly', 'yes']);
@@ -155,7 +148,7 @@ it('App.create with redis.url null starts its own Redis, is ready, and leaves no
   try {
     const redisDir = path.join(dataDir, 'redis');
     const pid = pidOf(redisDir);
-    expect(alive(pid)).toBe(true);
+    expect(pidAlive(pid)).toBe(true);
     expect(readFileSync(`/proc/${pid}/cmdline`, 'utf8')).toContain('redis-server');
     const url = await app.listen();
     const ready = await fetch(`${url}/readyz`);

@@ -4,14 +4,6 @@
  * It does what bin/muninn.js does with the built CLI: the exit code comes from `main`, and the process
  * ends by itself once nothing is left running.
  */
-import { main } from '../../server/cli/main';
+import { runCli } from './run-cli';
 
-main(process.argv.slice(2)).then(
-  (code) => {
-    process.exitCode = code;
-  },
-  (err: unknown) => {
-    process.stderr.write(`muninn: ${(err as Error)?.message ?? String(err)}\n`);
-    process.exitCode = 1;
-  },
-);
+runCli(process.argv.slice(2));

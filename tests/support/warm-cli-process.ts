@@ -3,17 +3,9 @@
  * arrives on stdin (prepareServeProcess in serve-process.ts), so tests that restart the server many times
  * do not wait for node_modules to load each time. The command itself runs exactly as in cli-process.ts.
  */
-import { main } from '../../server/cli/main';
+import { runCli } from './run-cli';
 
 process.stdin.once('data', () => {
   process.stdin.pause();
-  main(process.argv.slice(2)).then(
-    (code) => {
-      process.exitCode = code;
-    },
-    (err: unknown) => {
-      process.stderr.write(`muninn: ${(err as Error)?.message ?? String(err)}\n`);
-      process.exitCode = 1;
-    },
-  );
+  runCli(process.argv.slice(2));
 });

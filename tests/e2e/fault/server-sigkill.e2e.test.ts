@@ -14,6 +14,7 @@ import { prepareServeProcess, type ServeProcess, type WarmServeProcess } from '.
 import { lastUserText } from '../pipeline/pipeline-helpers';
 import { reportFigures } from './fault-kit';
 import { checkStored, integrityCheck } from './sqlite-check';
+import { pidAlive } from '../../support/pid-alive';
 
 const KILLS = Number(process.env.FAULT_KILLS ?? 20);
 const USERS = 4;
@@ -34,14 +35,6 @@ function managedRedisPid(dataDir: string): number | null {
   }
 }
 
-function alive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
-  }
-}
 
 describe('fault: the server SIGKILLed repeatedly during write load (SQLite, managed Redis)', () => {
   let dataDir: string;
@@ -77,7 +70,7 @@ describe('fault: the server SIGKILLed repeatedly during write load (SQLite, mana
     await server?.kill('SIGTERM');
     for (const p of spawned) if (p.child.exitCode === null && p.child.signalCode === null) p.discard();
     // A managed Redis still running (the last server's, or one a kill left behind) is stopped here.
-    for (const pid of redisPids) if (alive(pid)) process.kill(pid, 'SIGKILL');
+    for (const pid of redisPids) if (pidAlive(pid)) process.kill(pid, 'SIGKILL');
     await model.close();
     rmSync(dataDir, { recursive: true, force: true });
   });
@@ -140,7 +133,7 @@ describe('fault: the server SIGKILLed repeatedly during write load (SQLite, mana
       if (redisPid && kills % REDIS_TOO === 0) {
         process.kill(redisPid, 'SIGKILL');
         redisKilled++;
-      } else if (redisPid && alive(redisPid)) redisSurvived++;
+      } else if (redisPid && pidAlive(redisPid)) redisSurvived++;
       // Sends still in flight fail now (the socket closed); they were never acknowledged.
       stop = true;
       await Promise.all(writers);
@@ -166,7 +159,7 @@ describe('fault: the server SIGKILLed repeatedly during write load (SQLite, mana
     server = null;
     trace('stopped');
     const integrity = integrityCheck(file);
-    const leftRunning = [...redisPids].filter(alive).length;
+    const leftRunning = [...redisPids].filter(pidAlive).length;
     reportFigures('fault-suite', 'server-sigkill', {
       kills,
       ...check,

@@ -116,28 +116,47 @@ describe('recovery: a worker killed with SIGKILL during turns', () => {
   }, 120_000);
 });
 
+/** A test app without workers of its own, a fake model and platform; `run` gets them and starts worker processes. */
+async function withTakeoverRig(
+  hungCalls: number,
+  run: (rig: { t: TestApp; model: FakeOpenAIServer; recorder: ChatRecorderServer; workers: ChildProcess[] }) => Promise<void>,
+): Promise<void> {
+  const model = await FakeOpenAIServer.start();
+  const recorder = await ChatRecorderServer.start();
+  model.setDefault(() => ({ text: 'answered after the restart' }));
+  for (let i = 0; i < hungCalls; i++) model.enqueue({ hang: true });
+  const t = await startTestApp({
+    workers: false,
+    config: { ai: { providers: { fake: { base_url: model.baseUrl, model: 'fake-model', max_concurrency: 2 } } }, log: { level: 'warn' } },
+  });
+  const workers: ChildProcess[] = [];
+  try {
+    await run({ t, model, recorder, workers });
+  } finally {
+    for (const w of workers) if (w.exitCode === null) w.kill('SIGKILL');
+    await t.close();
+    await model.close();
+    await recorder.close();
+  }
+}
+
+async function killAndRestart(t: TestApp, recorder: ChatRecorderServer, workers: ChildProcess[]): Promise<void> {
+  workers[0]!.kill('SIGKILL');
+  await new Promise<void>((resolve) => workers[0]!.once('exit', () => resolve()));
+  workers.push(await startWorker(t, recorder));
+}
+
 describe('recovery: a fresh process takes over its dead predecessor at once', () => {
-  it('with the default 30 s lock and stall intervals, a message left mid-turn is answered within seconds of the restart', async () => {
-    const model = await FakeOpenAIServer.start();
-    const recorder = await ChatRecorderServer.start();
-    model.setDefault(() => ({ text: 'answered after the restart' }));
-    model.enqueue({ hang: true });
-    const t = await startTestApp({
-      workers: false,
-      config: { ai: { providers: { fake: { base_url: model.baseUrl, model: 'fake-model', max_concurrency: 2 } } }, log: { level: 'warn' } },
-    });
-    expect(t.config.queues.turn_lock_ms).toBe(30_000);
-    const workers: ChildProcess[] = [];
-    try {
+  it('with the default 30 s lock and stall intervals, a message left mid-turn is answered within seconds of the restart', () =>
+    withTakeoverRig(1, async ({ t, model, recorder, workers }) => {
+      expect(t.config.queues.turn_lock_ms).toBe(30_000);
       const ctx = t.app.systemCtx('test');
       const user = await t.app.services.users.create(ctx, { displayName: 'tg user', trust: TrustLevel.MEMBER });
       await t.app.services.users.linkIdentity(ctx, user.id, 'telegram', 'tg-fast');
       workers.push(await startWorker(t, recorder));
       const handled = await t.app.chat!.pipeline.handle({ channel: 'telegram', chatId: 'fast', chatKind: 'dm', sender: { handle: 'tg-fast' }, text: 'are you there?', platformMessageId: 'fast-1' });
       await model.waitForRequests(1);
-      workers[0]!.kill('SIGKILL');
-      await new Promise<void>((resolve) => workers[0]!.once('exit', () => resolve()));
-      workers.push(await startWorker(t, recorder));
+      await killAndRestart(t, recorder, workers);
       const restarted = Date.now();
       await eventually(() => recorder.chunks.some((c) => c.chatId === 'fast'), 12_000, 'the answer after the restart (lock taken over from the dead holder)');
       const waitedMs = Date.now() - restarted;
@@ -145,25 +164,10 @@ describe('recovery: a fresh process takes over its dead predecessor at once', ()
       const replies = await t.app.db.repo(ctx, Message).findBy({ sessionId: handled.session!.id, role: MessageRole.ASSISTANT });
       expect(replies).toHaveLength(1);
       console.log(`answered ${waitedMs} ms after the restart`);
-    } finally {
-      for (const w of workers) if (w.exitCode === null) w.kill('SIGKILL');
-      await t.close();
-      await model.close();
-      await recorder.close();
-    }
-  }, 90_000);
-  it('also when the dead process held every model-call slot of the provider (its global concurrency)', async () => {
-    const model = await FakeOpenAIServer.start();
-    const recorder = await ChatRecorderServer.start();
-    model.setDefault(() => ({ text: 'answered after the restart' }));
-    model.enqueue({ hang: true });
-    model.enqueue({ hang: true });
-    const t = await startTestApp({
-      workers: false,
-      config: { ai: { providers: { fake: { base_url: model.baseUrl, model: 'fake-model', max_concurrency: 2 } } }, log: { level: 'warn' } },
-    });
-    const workers: ChildProcess[] = [];
-    try {
+    }), 90_000);
+
+  it('also when the dead process held every model-call slot of the provider (its global concurrency)', () =>
+    withTakeoverRig(2, async ({ t, model, recorder, workers }) => {
       const ctx = t.app.systemCtx('test');
       for (const n of [1, 2]) {
         const user = await t.app.services.users.create(ctx, { displayName: `tg user ${n}`, trust: TrustLevel.MEMBER });
@@ -174,16 +178,8 @@ describe('recovery: a fresh process takes over its dead predecessor at once', ()
         await t.app.chat!.pipeline.handle({ channel: 'telegram', chatId: `slot${n}`, chatKind: 'dm', sender: { handle: `tg-slot-${n}` }, text: `are you there, ${n}?`, platformMessageId: `slot-${n}` });
       }
       await model.waitForRequests(2);
-      workers[0]!.kill('SIGKILL');
-      await new Promise<void>((resolve) => workers[0]!.once('exit', () => resolve()));
-      workers.push(await startWorker(t, recorder));
-      await eventually(() => recorder.chunks.filter((c) => c.chatId.startsWith('slot')).length === 2, 12_000, 'both answers after the restart (the dead process\'s model-call slots freed)');
-      expect(recorder.chunks.map((c) => c.text).sort()).toEqual(['answered after the restart', 'answered after the restart']);
-    } finally {
-      for (const w of workers) if (w.exitCode === null) w.kill('SIGKILL');
-      await t.close();
-      await model.close();
-      await recorder.close();
-    }
-  }, 90_000);
+      await killAndRestart(t, recorder, workers);
+      await eventually(() => recorder.chunks.filter((c) => c.chatId.startsWith('slot')).length === 2, 12_000, "both answers after the restart (the dead process's model-call slots freed)");
+      expect(recorder.chunks.map((c) => c.text)).toEqual(['answered after the restart', 'answered after the restart']);
+    }), 90_000);
 });
