@@ -14,9 +14,17 @@ export interface SessionLocks {
   isHeld(sessionId: string): Promise<boolean>;
 }
 
-/** Runs `fn` under the session's lock; null when someone else holds it. */
-export async function withSessionLock<T>(locks: SessionLocks, sessionId: string, fn: () => Promise<T>): Promise<{ value: T } | null> {
-  const held = await locks.tryAcquire(sessionId);
+/**
+ * Runs `fn` under the session's lock; null when someone else holds it (for longer than `waitMs`, when
+ * given: a holder that is only finishing up releases it within moments).
+ */
+export async function withSessionLock<T>(locks: SessionLocks, sessionId: string, fn: () => Promise<T>, waitMs = 0): Promise<{ value: T } | null> {
+  const deadline = Date.now() + waitMs;
+  let held = await locks.tryAcquire(sessionId);
+  while (!held && Date.now() < deadline) {
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    held = await locks.tryAcquire(sessionId);
+  }
   if (!held) return null;
   try {
     return { value: await fn() };

@@ -47,6 +47,8 @@ export interface CompactionResult {
 
 /** Longest `/compact` instructions accepted. */
 export const MAX_COMPACT_INSTRUCTIONS = 2_000;
+/** How long a requested compaction waits for a lock held by a turn that has answered and is finishing up. */
+const FINISHING_TURN_WAIT_MS = 3000;
 
 /** Marks the SYSTEM message a compaction seeds a session with (`compaction:<new session id>`). */
 export const SUMMARY_KEY_PREFIX = 'compaction:';
@@ -172,10 +174,17 @@ export class CompactionService {
     if (instructions && instructions.length > MAX_COMPACT_INSTRUCTIONS) {
       throw new UserInputError(`instructions must be at most ${MAX_COMPACT_INSTRUCTIONS} characters.`, 'instructions');
     }
-    const out = await withSessionLock(this.locks, session.id, async () => {
-      const current = await this.db.repo(ctx, Session).findOneByOrFail({ id: session.id });
-      return this.compact(ctx, current, { reason: 'compact', instructions, priority: 'interactive', notice });
-    });
+    // No message waiting or being answered: whoever holds the lock is only finishing a turn, so wait for it.
+    const answering = await this.db.repo(ctx, Message).existsBy({ sessionId: session.id, role: MessageRole.USER, status: In([MessageStatus.QUEUED, MessageStatus.PROCESSING]) });
+    const out = await withSessionLock(
+      this.locks,
+      session.id,
+      async () => {
+        const current = await this.db.repo(ctx, Session).findOneByOrFail({ id: session.id });
+        return this.compact(ctx, current, { reason: 'compact', instructions, priority: 'interactive', notice });
+      },
+      answering ? 0 : FINISHING_TURN_WAIT_MS,
+    );
     if (!out) throw new ConflictError('A turn is running in this session; compact again when it has finished (or /stop it first).');
     return out.value;
   }
