@@ -3,7 +3,7 @@ import { Column, Entity, Index, PrimaryGeneratedColumn } from 'typeorm';
 /**
  * One item of the SQL memory index (SqlMemoryStore): a copy of what search needs, keyed by an integer
  * `seq` that is also the rowid of the item in the keyword index (`memory_fts`, SQLite FTS5) and in the
- * vector index (`memory_vec`, sqlite-vec). Rebuilt from `memories` at any time, never the source of truth.
+ * vector table (`memory_vectors`). Rebuilt from `memories` at any time, never the source of truth.
  */
 @Entity('memory_index')
 // PostgreSQL only: GIN index on to_tsvector('simple', "searchText"), made by a hand-written migration.

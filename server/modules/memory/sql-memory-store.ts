@@ -12,8 +12,8 @@ import { SqliteVectorTables, type VectorWrite } from './sqlite-vector-tables';
 import { PgVectorTables } from './pg-vector-tables';
 
 // === SqlMemoryStore: the memory index in the app's own database
-// SQLite: `memory_index` rows + FTS5 (`memory_fts`, rowid = seq) + sqlite-vec (`memory_vec`, rowid = seq,
-// partitioned by owner so a KNN query only ever walks one owner's vectors). PostgreSQL: `memory_index` with a
+// SQLite: `memory_index` rows + FTS5 (`memory_fts`, rowid = seq) + `memory_vectors` (seq, owner, binary
+// code and float vector; search scans the visible owners' codes, see sqlite-vector-tables.ts). PostgreSQL: `memory_index` with a
 // GIN tsvector index + `memory_vectors` scanned exactly per owner (pg-vector-tables.ts). Search itself is
 // sql-memory-search.ts; on a SQLite file it runs on search threads (memory-search-pool.ts), off the event loop.
 
