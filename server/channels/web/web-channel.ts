@@ -36,7 +36,7 @@ export class WebChannel {
     /** Whether `channels.web` / `channels.tui` are enabled in the config. */
     private readonly enabled: (channel: ChatClient) => boolean = () => true,
     /** Null when the queues can take a message now, else why not (Redis down): checked before anything is stored. */
-    private readonly unavailable: () => Promise<string | null> | string | null = () => null,
+    private readonly unavailable: () => Promise<string | null> = async () => null,
   ) {}
 
   async send(ctx: Ctx, input: WebSendInput, channel: ChatClient = ChatClient.WEB): Promise<WebSendResult> {
@@ -49,7 +49,7 @@ export class WebChannel {
     if (!text.trim() && !images.length) throw new UserInputError('text must not be empty.', 'text');
     // The queue check (a Redis round trip) overlaps the reads below, which store nothing; it is still
     // answered before anything is stored, and before any error of those reads.
-    const checking = Promise.resolve(this.unavailable());
+    const checking = this.unavailable();
     const reading = Promise.all([this.users.get(ctx, userId), input.sessionId ? this.sessions.getVisible(ctx, input.sessionId) : null]);
     reading.catch(() => undefined);
     const down = await checking;
