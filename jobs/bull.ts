@@ -22,6 +22,13 @@ export interface QueueEnv {
 const CONNECTION_ERRORS = /ECONNREFUSED|ECONNRESET|EPIPE|ETIMEDOUT|ENOTFOUND|Connection is closed|Stream isn't writeable|LOADING|max retries/i;
 
 /**
+ * A job whose lock expired while it ran (Redis restarted or was unreachable longer than the lock, or the
+ * event loop was held up): BullMQ refuses to finish it and its stall check hands it out again. Turns and
+ * deliveries are idempotent, so this is a warning, not an error.
+ */
+const LOST_LOCK = /^Missing lock for job/;
+
+/**
  * Listens to a queue's, worker's or queue-events' `error` event: BullMQ prints unheard errors on the
  * console with a stack, dozens a second while Redis is down. Connection errors are left to the Redis
  * clients' own (deduplicated) warning; anything else is logged at error level.
@@ -29,6 +36,7 @@ const CONNECTION_ERRORS = /ECONNREFUSED|ECONNRESET|EPIPE|ETIMEDOUT|ENOTFOUND|Con
 export function logQueueErrors<T extends { on(event: 'error', listener: (err: Error) => void): unknown }>(emitter: T, logger: Logger, queue: string): T {
   emitter.on('error', (err: Error) => {
     if (CONNECTION_ERRORS.test(err.message)) logger.debug({ queue, reason: err.message }, 'queue connection error');
+    else if (LOST_LOCK.test(err.message)) logger.warn({ queue, reason: err.message }, 'job lost its lock; the stall check runs it again');
     else logger.error({ err, queue }, 'queue error');
   });
   return emitter;

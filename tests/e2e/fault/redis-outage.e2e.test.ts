@@ -145,7 +145,7 @@ describe('fault: Redis restarted and unreachable', () => {
     const errorLines = t.logs.entries().filter((e) => Number(e.level) >= 50);
     reportFigures('fault-suite', 'redis-noise', { consoleErrors: consoleErrors.mock.calls.length, errorLogLines: errorLines.length });
     expect(consoleErrors.mock.calls.map((c) => String(c[0]).slice(0, 200))).toEqual([]);
-    expect(errorLines.map((e) => e.msg)).toEqual([]);
+    expect(errorLines.map((e) => `${e.msg} (${String(e.queue ?? e.module)}): ${String((e.err as { message?: string } | undefined)?.message ?? '')}`)).toEqual([]);
     consoleErrors.mockRestore();
   });
 });
