@@ -33,6 +33,8 @@ interface Pending {
 export interface TurnTiming {
   totalMs: number;
   firstDeltaMs: number | null;
+  /** When the first ReplyDelta arrived (`now()` clock), to set against when the model wrote it. */
+  firstDeltaAt: number | null;
   status: string;
 }
 
@@ -98,7 +100,7 @@ export class ChatSession {
     if (ev.__typename === 'ReplyDelta' && p.firstDeltaAt === null) p.firstDeltaAt = now();
     if (ev.__typename === 'TurnFinished') {
       this.pending = null;
-      p.resolve({ totalMs: now() - p.sentAt, firstDeltaMs: p.firstDeltaAt === null ? null : p.firstDeltaAt - p.sentAt, status: ev.status! });
+      p.resolve({ totalMs: now() - p.sentAt, firstDeltaMs: p.firstDeltaAt === null ? null : p.firstDeltaAt - p.sentAt, firstDeltaAt: p.firstDeltaAt, status: ev.status! });
     }
   }
 
@@ -120,7 +122,7 @@ export class ChatSession {
       this.pending = null;
       this.finishedEarly.clear();
       this.deltaAt.clear();
-      return { totalMs: finished.at - sentAt, firstDeltaMs: finished.firstDeltaAt === null ? null : finished.firstDeltaAt - sentAt, status: finished.status };
+      return { totalMs: finished.at - sentAt, firstDeltaMs: finished.firstDeltaAt === null ? null : finished.firstDeltaAt - sentAt, firstDeltaAt: finished.firstDeltaAt, status: finished.status };
     }
     if (pending.turnId && this.deltaAt.has(pending.turnId)) pending.firstDeltaAt = this.deltaAt.get(pending.turnId)!;
     this.deltaAt.clear();

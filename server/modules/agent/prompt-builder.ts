@@ -12,7 +12,7 @@ export interface PromptInput {
   memories: RecalledMemory[];
   /** Who is talking and where: the same for every turn of a session (part of the stable prefix). */
   context: string[];
-  /** What changes from turn to turn (the time): placed late, right before the running turn. */
+  /** What changes from turn to turn (the time): placed late, inside the running turn after its user message. */
   turnContext?: string[];
   /** The summary a compaction seeded the session with: pinned, trimmed last, with its own budget. */
   summary?: string | null;
@@ -63,7 +63,7 @@ function stableSystem(input: PromptInput): ChatMessage {
   return { role: 'system', content: parts.join('\n\n') };
 }
 
-/** Recalled memories and the time, in one system message right before the running turn. */
+/** Recalled memories and the time, in one system message inside the running turn, right after its user message. */
 function turnNote(memories: RecalledMemory[], turnContext: string[]): ChatMessage | null {
   const parts: string[] = [];
   if (memories.length) parts.push(['## What you remember about this conversation', ...memories.map((m) => `- (${m.type}) ${m.content}`)].join('\n'));
@@ -71,12 +71,19 @@ function turnNote(memories: RecalledMemory[], turnContext: string[]): ChatMessag
   return parts.length ? { role: 'system', content: parts.join('\n\n') } : null;
 }
 
+/** Index of the last user message (-1 when there is none: the note then goes before the whole tail). */
+function lastUserIndex(messages: ChatMessage[]): number {
+  for (let i = messages.length - 1; i >= 0; i--) if (messages[i]!.role === 'user') return i;
+  return -1;
+}
+
 const SUMMARY_CUT_MARK = '\n[… summary shortened to fit the context window]';
 
 /**
  * Assembles the prompt in the order of DESIGN §2.4 with a stable prefix for prompt caching: the system
  * part (prompt → tool contract → skills → who and where), the compaction summary, the older history,
- * then recalled memories with the time, then the running turn. When over budget, recalled memories go
+ * then the running turn with recalled memories and the time right after its user message (the only part
+ * that is new in each turn, so every earlier prompt of the session is a byte-identical prefix up to it). When over budget, recalled memories go
  * first (lowest ranked first), then whole exchanges of older history (oldest first, so the kept history
  * always starts with a user message), and only then is the summary shortened; the system part and the
  * running turn's messages always stay.
@@ -101,8 +108,13 @@ export function buildPrompt(input: PromptInput): BuiltPrompt {
     if (summaryText) out.push({ role: 'system', content: summaryText });
     for (const ex of kept) out.push(...ex);
     const note = turnNote(memories, turnContext);
-    if (note) out.push(note);
-    out.push(...tail);
+    if (!note) out.push(...tail);
+    else {
+      // Right after the running turn's (last) user message: everything before it is the previous
+      // prompt's history byte for byte, so a model server's prefix cache covers all but this turn.
+      const at = lastUserIndex(tail) + 1;
+      out.push(...tail.slice(0, at), note, ...tail.slice(at));
+    }
     return out;
   };
   let messages = assemble();

@@ -120,6 +120,8 @@ export interface RecordedRequest {
   status: number | null;
   /** The client disconnected before the response was complete. */
   aborted: boolean;
+  /** When the first streamed chunk was written (streamed chat answers only). */
+  firstChunkAt?: number;
 }
 
 export interface FakeOpenAIServerOptions {
@@ -490,6 +492,7 @@ export class FakeOpenAIServer {
       if (!first) await this.wait(chunkDelay);
       if (res.destroyed) return false;
       send(chunk(first ? { role: 'assistant', ...delta } : delta));
+      if (first) record.firstChunkAt = now();
       first = false;
       return true;
     };

@@ -102,7 +102,9 @@ describe('AgentLoop think step', () => {
     expect(first!.input.tools?.map((s) => s.name)).toEqual(expect.arrayContaining(['echo', 'launch']));
     expect(first!.input.tools?.map((s) => s.name)).not.toContain('vault');
     expect(first!.messages[0]).toMatchObject({ role: 'system' });
-    expect(first!.messages.at(-1)).toMatchObject({ role: 'user', content: expect.stringContaining('hi there') });
+    // The running turn's user message, then the turn note (the time) after it.
+    expect(first!.messages.at(-2)).toMatchObject({ role: 'user', content: expect.stringContaining('hi there') });
+    expect(first!.messages.at(-1)).toMatchObject({ role: 'system', content: expect.stringMatching(/^Now: /) });
 
     const rows = await messagesOf(t.session.id);
     expect(rows.map((m) => [m.role, m.content, m.status])).toEqual([

@@ -61,13 +61,17 @@ describe('buildPrompt (property)', () => {
         const tail = input.history.slice(-input.pinnedTail);
         const floor = buildPrompt({ ...input, history: tail, memories: [], summary: null, budgetTokens: 0 }).estimatedTokens;
 
-        // 1. The running turn is always there, last, untouched.
-        expect(built.messages.slice(-tail.length)).toEqual(tail);
+        // 1. The running turn is always there, last, untouched; the turn note (memories, time) follows its
+        // last user message, so nothing before the running turn changes from one turn to the next.
+        const end = built.messages.slice(-tail.length - 1);
+        expect(end[end.length - 1]!.role).toBe('system');
+        expect(String(end[end.length - 1]!.content)).toContain('Now: 2026-12-03 16:00 UTC');
+        expect(end.slice(0, -1)).toEqual(tail);
         // 2. Fits the budget whenever the system part and the running turn do.
         if (floor <= input.budgetTokens) expect(built.estimatedTokens).toBeLessThanOrEqual(input.budgetTokens);
         expect(built.estimatedTokens).toBe(estimateMessages(built.messages));
 
-        const body = built.messages.slice(1, built.messages.length - tail.length);
+        const body = built.messages.slice(1, built.messages.length - tail.length - 1);
         const summaryAt = body.findIndex((m) => m.role === 'system' && String(m.content).startsWith('SUMMARY-START'));
         // 3. The summary stays (first after the system part) whenever there is room for a fair part of it.
         if (s.summary && floor + 200 <= input.budgetTokens) expect(summaryAt).toBe(0);
