@@ -1,4 +1,4 @@
-import { countTokens } from 'gpt-tokenizer';
+import type { countTokens as CountTokens } from 'gpt-tokenizer';
 import type { ChatMessage, ToolSpec } from './model-provider';
 
 // === Token estimation for prompt budgets
@@ -18,10 +18,19 @@ export const TOOL_CALL_OVERHEAD_TOKENS = 8;
 // Special-token text such as "<|endoftext|>" in user input must count as ordinary text, not throw.
 const NO_SPECIALS = { disallowedSpecial: new Set<string>() };
 
+// The o200k tables cost ≈ 70 MiB and ≈ 0.3 s to load: they are loaded on the first count (the first
+// prompt a worker builds), not at start, so start-up stays fast and an API-only process never pays.
+let counter: typeof CountTokens | null = null;
+function tokenCounter(): typeof CountTokens {
+  // eslint-disable-next-line @typescript-eslint/no-require-imports
+  counter ??= (require('gpt-tokenizer') as { countTokens: typeof CountTokens }).countTokens;
+  return counter;
+}
+
 /** Tokens of a piece of text. */
 export function estimateTokens(text: string): number {
   if (!text) return 0;
-  return countTokens(text, NO_SPECIALS);
+  return tokenCounter()(text, NO_SPECIALS);
 }
 
 /** Tokens of one message, including per-message overhead, images and tool calls. */
