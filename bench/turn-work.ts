@@ -1,8 +1,9 @@
 /**
- * `npm run bench:turn-work [-- --turns=100]`: what one web turn costs the server, counted rather than
+ * `npm run bench:turn-work [-- --turns=100] [-- --cpu-prof[=dir]]`: what one web turn costs the server, counted rather than
  * timed (timings on a shared machine are noisy): SQL statements (by statement), Redis commands (by
  * command, from MONITOR on a private redis-server started here), and the server's CPU time per turn.
  * One session, turns back to back after a warm-up, against the fake model; needs `redis-server` on PATH.
+ * With `--cpu-prof` the server writes a V8 CPU profile, summarised here for the timed turns only.
  */
 import 'reflect-metadata';
 import { spawn } from 'node:child_process';
@@ -15,7 +16,8 @@ import { modelConfig } from './chat.bench';
 import { ChatSession, createUsers } from './support/chat';
 import { HttpClient } from './support/http-client';
 import { BenchServer } from './support/server';
-import { sleep, summarize } from './support/stats';
+import { newestProfile, summarizeProfile } from './support/profile-summary';
+import { now, sleep, summarize } from './support/stats';
 
 /** BullMQ's scripts by the first 8 hex digits of their SHA1 (EVALSHA), for readable output. */
 function scriptNames(): Map<string, string> {
@@ -51,6 +53,8 @@ function readCounts(file: string): Map<string, number> {
 
 async function main(argv: string[]): Promise<void> {
   const turns = Number(argv.find((a) => a.startsWith('--turns='))?.slice(8) ?? 100);
+  const prof = argv.find((a) => a.startsWith('--cpu-prof'));
+  const profDir = prof ? path.resolve(prof.includes('=') ? prof.split('=')[1]! : 'bench-profiles') : null;
   const port = await freePort();
   const redis = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'], { stdio: 'ignore' });
   await sleep(300);
@@ -61,6 +65,7 @@ async function main(argv: string[]): Promise<void> {
     redisUrl: `redis://127.0.0.1:${port}`,
     preload: [path.join(__dirname, 'support/sql-counter.js')],
     env: { MUNINN_SQL_COUNT_FILE: countFile },
+    cpuProfDir: profDir,
   });
   const http = new HttpClient(server.url, 4);
   const [user] = await createUsers(http, server.ownerToken, 1);
@@ -76,9 +81,11 @@ async function main(argv: string[]): Promise<void> {
     await sleep(300);
     const sqlBefore = readCounts(countFile);
     const cpu0 = cpuMs(server.pid);
+    const timedFrom = now() - server.spawnedAt;
     const timings = [];
     for (let i = 0; i < turns; i++) timings.push(await session.turn(`hello number ${i}`));
     const cpu1 = cpuMs(server.pid);
+    const timedUntil = now() - server.spawnedAt;
     await sleep(500);
     monitor.end();
     const sql = new Map<string, number>();
@@ -107,6 +114,12 @@ async function main(argv: string[]): Promise<void> {
     for (const [k, v] of [...sql.entries()].sort((a, b) => b[1] - a[1])) console.log(`  ${per(v).padStart(6)}  ${k.slice(0, 150)}`);
     console.log(`Redis commands per turn: ${per(client)} sent by the server (+ ${per(inScripts)} run inside scripts)`);
     for (const [k, v] of [...commands.entries()].sort((a, b) => b[1] - a[1])) console.log(`  ${per(v).padStart(6)}  ${k}`);
+    if (profDir) {
+      await session.close();
+      await server.stop();
+      const file = newestProfile(profDir);
+      if (file) console.log(`CPU profile of the timed turns (${file}):\n${summarizeProfile(file, timedFrom, timedUntil)}`);
+    }
   } finally {
     monitor.destroy();
     await session.close();

@@ -2,8 +2,6 @@ import type { AppConfig } from '../config';
 import type { Logger } from '../common/logger';
 import type { SecretRedactor } from '../common/secret-redactor';
 import type { ChannelTransport } from '../channels/channel.types';
-import { TelegramTransport } from '../channels/telegram/telegram.adapter';
-import { whatsAppTransportFromConfig } from '../channels/whatsapp';
 import { ChatClient, SessionStreamTransport } from '../channels/web/session-stream-transport';
 
 export interface ChannelTransportDeps {
@@ -18,13 +16,22 @@ export interface ChannelTransportDeps {
 
 /**
  * The transports of this config: the platforms it turns on (Telegram, WhatsApp; each adapter adds itself
- * here), then the web and TUI channels, whose clients use GraphQL and the session event stream.
+ * here), then the web and TUI channels, whose clients use GraphQL and the session event stream. A
+ * platform's adapter and SDK are loaded only when it is turned on (grammY alone is ≈ 15 MiB).
  */
 export function createChannelTransports(deps: ChannelTransportDeps): ChannelTransport[] {
   const { config } = deps;
   const transports: ChannelTransport[] = [];
-  if (config.channels.telegram.enabled) transports.push(TelegramTransport.fromConfig(deps));
-  if (config.channels.whatsapp.enabled) transports.push(whatsAppTransportFromConfig(config, deps));
+  if (config.channels.telegram.enabled) {
+    // eslint-disable-next-line @typescript-eslint/no-require-imports
+    const { TelegramTransport } = require('../channels/telegram/telegram.adapter') as typeof import('../channels/telegram/telegram.adapter');
+    transports.push(TelegramTransport.fromConfig(deps));
+  }
+  if (config.channels.whatsapp.enabled) {
+    // eslint-disable-next-line @typescript-eslint/no-require-imports
+    const { whatsAppTransportFromConfig } = require('../channels/whatsapp') as typeof import('../channels/whatsapp');
+    transports.push(whatsAppTransportFromConfig(config, deps));
+  }
   for (const client of [ChatClient.WEB, ChatClient.TUI]) transports.push(new SessionStreamTransport(client, config.channels[client].enabled));
   return transports;
 }

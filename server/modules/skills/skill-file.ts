@@ -1,5 +1,4 @@
 import { createHash } from 'node:crypto';
-import { parse as parseYaml } from 'yaml';
 import { z } from 'zod';
 import { TrustLevel } from '../../common/trust';
 
@@ -59,7 +58,9 @@ export function parseSkillFile(folder: string, text: string): SkillDefinition {
   if (!match) throw new SkillFileError('no front matter: start the file with a line "---", the keys (name, description, …), and another "---".');
   let raw: unknown;
   try {
-    raw = parseYaml(match[1]!);
+    // The YAML parser (≈ 70 files) is loaded with the first skill file, not at start.
+    // eslint-disable-next-line @typescript-eslint/no-require-imports
+    raw = (require('yaml') as typeof import('yaml')).parse(match[1]!);
   } catch (err) {
     throw new SkillFileError(`the front matter is not valid YAML: ${(err as Error).message.split('\n')[0]}`);
   }

@@ -1,4 +1,4 @@
-import OpenAI, { APIConnectionError, APIConnectionTimeoutError, APIError, APIUserAbortError } from 'openai';
+import type OpenAI from 'openai';
 import { ConfigError } from '../../../common/errors';
 import type { Logger } from '../../../common/logger';
 import {
@@ -16,6 +16,16 @@ import type { ChatOptions, ChatRequest, ChatResult, EmbedOptions, ModelProvider,
 import { redactUrl } from '../presets';
 import { estimateMessages, estimateTokens, estimateTools } from '../token-estimator';
 import { WireParseError, buildChatBody, parseChunk, parseCompletion, parseEmbeddings, parseModelList, ToolCallAssembler, type WireCapabilities } from './wire';
+
+
+type OpenAISdk = typeof import('openai');
+let sdkModule: OpenAISdk | null = null;
+/** The `openai` SDK (≈ 150 files), loaded with the first client rather than at start. */
+function sdk(): OpenAISdk {
+  // eslint-disable-next-line @typescript-eslint/no-require-imports
+  sdkModule ??= require('openai') as OpenAISdk;
+  return sdkModule;
+}
 
 /** Settings of one OpenAI-compatible endpoint (Ollama, vLLM, LM Studio, OpenAI, OpenRouter, NVIDIA NIM, …). */
 export interface OpenAICompatibleModelProviderOptions {
@@ -74,7 +84,7 @@ export class OpenAICompatibleModelProvider implements ModelProvider {
   readonly supportsTools: boolean;
   readonly supportsVision: boolean;
   private readonly options: Resolved;
-  private readonly client: OpenAI;
+  private sdkClient: OpenAI | null = null;
 
   constructor(options: OpenAICompatibleModelProviderOptions) {
     this.options = {
@@ -99,7 +109,11 @@ export class OpenAICompatibleModelProvider implements ModelProvider {
     this.maxConcurrency = this.options.maxConcurrency;
     this.supportsTools = this.options.supportsTools;
     this.supportsVision = this.options.supportsVision;
-    this.client = new OpenAI({
+  }
+
+  /** The SDK client, made on first use. */
+  private get client(): OpenAI {
+    this.sdkClient ??= new (sdk().default)({
       // The SDK insists on a key; without one the Authorization header is removed below (null unsets it).
       apiKey: this.options.apiKey ?? 'no-key',
       baseURL: this.options.baseUrl,
@@ -114,6 +128,7 @@ export class OpenAICompatibleModelProvider implements ModelProvider {
       logLevel: 'off',
       defaultHeaders: { ...this.options.headers, ...(this.options.apiKey ? {} : { Authorization: null }) },
     });
+    return this.sdkClient;
   }
 
   /** The endpoint, without credentials. */
@@ -261,7 +276,7 @@ export class OpenAICompatibleModelProvider implements ModelProvider {
     }, this.options.timeoutMs);
     try {
       const result = await run(controller.signal);
-      if (controller.signal.aborted) throw new APIUserAbortError();
+      if (controller.signal.aborted) throw new (sdk().APIUserAbortError)();
       return result;
     } catch (err) {
       if (err instanceof DeltaCallbackError) throw err.original;
@@ -292,6 +307,7 @@ export class OpenAICompatibleModelProvider implements ModelProvider {
     if (err instanceof WireParseError || err instanceof SyntaxError) {
       return new ModelResponseError(this.redact(`${where} returned a response we cannot read: ${err.message}.`), context, err);
     }
+    const { APIConnectionError, APIConnectionTimeoutError, APIError, APIUserAbortError } = sdk();
     if (err instanceof APIUserAbortError) return new ModelAbortError();
     if (err instanceof APIConnectionTimeoutError) {
       return new ModelTransportError(`${where} at ${this.baseUrl} timed out.`, context, err);
