@@ -35,6 +35,9 @@ export interface TurnTiming {
   firstDeltaMs: number | null;
   /** When the first ReplyDelta arrived (`now()` clock), to set against when the model wrote it. */
   firstDeltaAt: number | null;
+  /** When sendMessage was sent and when TurnFinished arrived (`now()` clock). */
+  sentAt: number;
+  finishedAt: number;
   status: string;
 }
 
@@ -100,7 +103,8 @@ export class ChatSession {
     if (ev.__typename === 'ReplyDelta' && p.firstDeltaAt === null) p.firstDeltaAt = now();
     if (ev.__typename === 'TurnFinished') {
       this.pending = null;
-      p.resolve({ totalMs: now() - p.sentAt, firstDeltaMs: p.firstDeltaAt === null ? null : p.firstDeltaAt - p.sentAt, firstDeltaAt: p.firstDeltaAt, status: ev.status! });
+      const at = now();
+      p.resolve({ totalMs: at - p.sentAt, firstDeltaMs: p.firstDeltaAt === null ? null : p.firstDeltaAt - p.sentAt, firstDeltaAt: p.firstDeltaAt, sentAt: p.sentAt, finishedAt: at, status: ev.status! });
     }
   }
 
@@ -122,7 +126,7 @@ export class ChatSession {
       this.pending = null;
       this.finishedEarly.clear();
       this.deltaAt.clear();
-      return { totalMs: finished.at - sentAt, firstDeltaMs: finished.firstDeltaAt === null ? null : finished.firstDeltaAt - sentAt, firstDeltaAt: finished.firstDeltaAt, status: finished.status };
+      return { totalMs: finished.at - sentAt, firstDeltaMs: finished.firstDeltaAt === null ? null : finished.firstDeltaAt - sentAt, firstDeltaAt: finished.firstDeltaAt, sentAt, finishedAt: finished.at, status: finished.status };
     }
     if (pending.turnId && this.deltaAt.has(pending.turnId)) pending.firstDeltaAt = this.deltaAt.get(pending.turnId)!;
     this.deltaAt.clear();
