@@ -27,10 +27,34 @@ function tokenCounter(): typeof CountTokens {
   return counter;
 }
 
+// Each turn re-counts the same system prompt and most of the same history: counts of longer texts are
+// remembered (least recently used out first, at most CACHE_CHARS characters of text kept).
+const CACHE_MIN_CHARS = 64;
+const CACHE_CHARS = 4_000_000;
+const counted = new Map<string, number>();
+let cachedChars = 0;
+
 /** Tokens of a piece of text. */
 export function estimateTokens(text: string): number {
   if (!text) return 0;
-  return tokenCounter()(text, NO_SPECIALS);
+  if (text.length < CACHE_MIN_CHARS) return tokenCounter()(text, NO_SPECIALS);
+  const hit = counted.get(text);
+  if (hit !== undefined) {
+    counted.delete(text);
+    counted.set(text, hit);
+    return hit;
+  }
+  const tokens = tokenCounter()(text, NO_SPECIALS);
+  if (text.length <= CACHE_CHARS / 8) {
+    counted.set(text, tokens);
+    cachedChars += text.length;
+    for (const [oldest] of counted) {
+      if (cachedChars <= CACHE_CHARS) break;
+      counted.delete(oldest);
+      cachedChars -= oldest.length;
+    }
+  }
+  return tokens;
 }
 
 /** Tokens of one message, including per-message overhead, images and tool calls. */

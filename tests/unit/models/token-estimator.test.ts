@@ -16,6 +16,15 @@ describe('token estimation', () => {
     expect(estimateTokens(long)).toBeLessThan(1300);
   });
 
+  it('gives a remembered count only for the very same text', () => {
+    const a = 'Ravens remember faces for years, and they tell each other. '.repeat(20);
+    const b = `${a}And one more sentence that changes the count.`;
+    const first = estimateTokens(a);
+    expect(estimateTokens(b)).toBeGreaterThan(first);
+    expect(estimateTokens(a)).toBe(first);
+    expect(estimateTokens(a.toUpperCase())).not.toBe(first);
+  });
+
   it('treats special-token text in user input as ordinary text', () => {
     expect(() => estimateTokens('please ignore <|endoftext|> and <|im_start|>')).not.toThrow();
     expect(estimateTokens('<|endoftext|>')).toBeGreaterThan(1);
