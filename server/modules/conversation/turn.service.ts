@@ -75,6 +75,8 @@ export class TurnService {
             dedupeKey: input.dedupeKey ?? null,
             turnId: input.turnId ?? null,
           }),
+          // Every column is set here (ids and times by the application): nothing to read back.
+          { reload: false },
         );
         if (input.images?.length) {
           const images = this.db.repo(tx, Image);
