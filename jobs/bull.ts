@@ -77,3 +77,43 @@ export async function delayJob(job: Job, token: string | undefined, at: number):
   await job.moveToDelayed(at, token);
   throw new DelayedError();
 }
+
+/** This process's name in the cluster, and whether another one still runs (see ProcessLiveness). */
+export interface ProcessIdentity {
+  readonly id: string;
+  isAlive(id: string): Promise<boolean>;
+}
+
+/** How often a worker process looks for jobs a dead process was running. */
+export const RECLAIM_EVERY_MS = 2000;
+
+/**
+ * Hands back the jobs of `queue` that a dead process's worker (named after its ProcessIdentity) was
+ * running: each fails with "worker died" and is retried (its attempts allow) or given up. BullMQ's stall
+ * check would do the same, but only after up to twice `stalled_interval_ms` (30 s by default), while
+ * such a job still holds its slot, or its session's single drain job (the turn queue's deduplication).
+ */
+export async function reclaimDeadJobs(queue: Queue, redis: Redis, me: ProcessIdentity): Promise<number> {
+  let reclaimed = 0;
+  for (const job of await queue.getActive(0, 200)) {
+    if (!job.processedBy || job.processedBy === me.id || (await me.isAlive(job.processedBy))) continue;
+    const token = await redis.get(`${queue.toKey(job.id!)}:lock`);
+    if (!token) continue; // the stall check has it already
+    await job.moveToFailed(new Error(`the worker process running this job died (${job.processedBy})`), token, false);
+    reclaimed++;
+  }
+  return reclaimed;
+}
+
+/** Reclaims at once and then every RECLAIM_EVERY_MS; returns the function that stops it. */
+export async function keepReclaiming(env: QueueEnv, queues: () => Queue[], me: ProcessIdentity, what: string): Promise<() => void> {
+  const pass = async () => {
+    let n = 0;
+    for (const queue of queues()) n += await reclaimDeadJobs(queue, env.redis, me);
+    if (n) env.logger.info({ reclaimed: n }, `${what} of a dead worker process handed back`);
+  };
+  await pass().catch(() => undefined);
+  const timer = setInterval(() => void pass().catch((err: Error) => env.logger.debug({ err: err.message }, `${what}: reclaim failed`)), RECLAIM_EVERY_MS);
+  timer.unref();
+  return () => clearInterval(timer);
+}

@@ -1,16 +1,10 @@
 import { QueueEvents, UnrecoverableError, Worker, type Queue } from 'bullmq';
 import { Ctx } from '../server/common/ctx';
 import { ModelCallJobError, ModelAbortError, parseWireModelError, type ChatResult, type ModelCallJob, type ModelCallJobs, type ModelCallService, type ModelRouter } from '../server/modules/models';
-import { delayJob, logQueueErrors, makeQueue, makeWorker, type QueueEnv } from './bull';
+import { delayJob, keepReclaiming, logQueueErrors, makeQueue, makeWorker, type ProcessIdentity, type QueueEnv } from './bull';
 import { PRIORITY, QUEUES, type JobData } from './queues';
 
-/** This process's name in the cluster, and whether another one still runs (see ProcessLiveness). */
-export interface ProcessIdentity {
-  readonly id: string;
-  isAlive(id: string): Promise<boolean>;
-}
-
-const RECLAIM_EVERY_MS = 2000;
+export type { ProcessIdentity } from './bull';
 
 /**
  * One BullMQ queue per provider (DESIGN §2): worker concurrency = the provider's `max_concurrency`
@@ -99,40 +93,17 @@ export class ModelCallQueues implements ModelCallJobs {
       );
       workers.push(worker);
     }
-    const reclaim = this.liveness ? setInterval(() => void this.reclaimDeadCalls().catch((err: Error) => this.env.logger.debug({ err: err.message }, 'model-call reclaim failed')), RECLAIM_EVERY_MS) : null;
-    reclaim?.unref();
-    if (this.liveness) await this.reclaimDeadCalls().catch(() => undefined);
+    const stopReclaim = this.liveness ? await keepReclaiming(this.env, () => [...this.queues.values()].map((e) => e.queue), this.liveness, 'model calls') : null;
     const sub = this.env.connect('model-cancel-sub');
     await sub.subscribe(this.cancelChannel);
     sub.on('message', (channel: string, jobId: string) => {
       if (channel === this.cancelChannel) for (const w of workers) w.cancelJob(jobId, 'turn stopped');
     });
     return async () => {
-      if (reclaim) clearInterval(reclaim);
+      stopReclaim?.();
       await Promise.all(workers.map((w) => w.close()));
       await sub.unsubscribe(this.cancelChannel).catch(() => undefined);
     };
-  }
-
-  /**
-   * Hands back the calls that a dead process's worker was running: each fails with "worker died" and is
-   * retried (its attempts allow) or given up, so its slot is free now and a waiting turn hears of it.
-   */
-  async reclaimDeadCalls(): Promise<number> {
-    const me = this.liveness;
-    if (!me) return 0;
-    let reclaimed = 0;
-    for (const { queue } of this.queues.values()) {
-      for (const job of await queue.getActive(0, 200)) {
-        if (!job.processedBy || job.processedBy === me.id || (await me.isAlive(job.processedBy))) continue;
-        const token = await this.env.redis.get(`${queue.toKey(job.id!)}:lock`);
-        if (!token) continue; // the stall check has it already
-        await job.moveToFailed(new Error(`the worker process running this call died (${job.processedBy})`), token, false);
-        reclaimed++;
-      }
-    }
-    if (reclaimed) this.env.logger.info({ reclaimed }, 'model calls of a dead worker process handed back');
-    return reclaimed;
   }
 
   async close(): Promise<void> {

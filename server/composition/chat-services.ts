@@ -83,6 +83,8 @@ const MAINTENANCE_EVERY_MS = 3_600_000;
 /** Everything that answers messages, built once per process. */
 export interface ChatServices {
   queueEnv: QueueEnv;
+  /** This process in the cluster (workers are named after it, so successors can reclaim their jobs). */
+  liveness: ProcessLiveness;
   router: ModelRouter;
   events: RedisSessionEvents;
   lifecycle: SessionLifecycleService;
@@ -271,6 +273,7 @@ export async function buildChatServices(deps: ChatDeps): Promise<ChatServices> {
     usage,
     running,
     turnControl,
+    liveness,
     turnRunner: new TurnRunner(turns, agent, locks, [deferred]),
     turns,
     models,

@@ -39,7 +39,7 @@ export async function startChatWorkers(chat: ChatServices, deps: WorkerDeps): Pr
   // Replies a dead predecessor stored but did not hand over go into their mailboxes before any new turn
   // runs here, so a chat gets them before the replies that follow them.
   await new ReplyRedelivery(deps.db, chat.outbound).recover(Ctx.system(logger, 'redelivery'));
-  const turnWorker = await startTurnWorker(env, chat.turnRunner, config.queues.turn_concurrency);
+  const turnWorker = await startTurnWorker(env, chat.turnRunner, config.queues.turn_concurrency, chat.liveness);
   stack.add('turn worker', async () => {
     chat.running.abortAll('shutdown');
     await turnWorker.close();

@@ -175,7 +175,7 @@ describe('Telegram channel against a fake Bot API', () => {
     expect(sent[0]!.text).toContain('only once please');
     expect(sent[1]!.text).toContain('second message');
     // Each message was answered by exactly one model call (other tests' background calls may interleave).
-    const asked = (text: string) => k.model.chatRequests().slice(before).filter((r) => JSON.stringify(r.body?.messages?.at(-1)?.content ?? '').includes(text));
+    const asked = (text: string) => k.model.chatRequests().slice(before).filter((r) => JSON.stringify(r.body?.messages?.findLast((m) => m.role === 'user')?.content ?? '').includes(text));
     expect([asked('only once please').length, asked('second message').length]).toEqual([1, 1]);
   });
 
