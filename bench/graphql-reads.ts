@@ -1,7 +1,10 @@
 /**
  * `npm run bench:graphql-reads [-- --quick] [-- --cpu-prof[=dir]] [-- --c=10,50] [-- --q=0,2] [-- --seconds=5]`: only the GraphQL reads of
  * the chat benchmark (`__typename`, `me`, `sessions(first: 20)`) against the real server, so their
- * per-request cost can be profiled and iterated on without the turn benchmarks before them.
+ * per-request cost can be profiled and iterated on without the turn benchmarks before them. `--q` picks
+ * queries by index, `--c` the connection counts. It prints the server's CPU time per request, which stays
+ * meaningful on a busy machine when req/s does not. `BENCH_PRELOAD=<file>` preloads a module into the
+ * server (`node -r`), e.g. a statement timer.
  */
 import 'reflect-metadata';
 import { mkdirSync, readFileSync } from 'node:fs';
