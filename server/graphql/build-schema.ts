@@ -3,6 +3,7 @@ import type { GraphQLSchema } from 'graphql';
 import { createPubSub } from '@graphql-yoga/subscription';
 import { buildSchema, type ContainerType, type PubSub } from 'type-graphql';
 import { authChecker } from './auth-checker';
+import { validateArgs } from './validate-args';
 import { AdminResolver } from './resolvers/admin.resolver';
 import { ApiTokenResolver } from './resolvers/api-token.resolver';
 import { MemoryResolver } from './resolvers/memory.resolver';
@@ -40,7 +41,7 @@ export function buildAppSchema(registry: ResolverRegistry | null, pubSub?: PubSu
     container: containerOf(registry),
     authChecker,
     authMode: 'error',
-    validate: { forbidUnknownValues: false },
+    validateFn: validateArgs,
     // Session events use their own Redis-backed source (a `subscribe` function); type-graphql still
     // requires a PubSub, which serves topic-based subscriptions only.
     pubSub: pubSub ?? createPubSub(),

@@ -20,10 +20,11 @@ export function createContextFactory(deps: { tokens: ApiTokenService; users: Use
     const token = parseAuthorization(authorization);
     let ctx = base;
     let authError: string | undefined;
+    let found: Awaited<ReturnType<ApiTokenService['verify']>> = null;
     if (authorization !== undefined && !token) {
       authError = 'The Authorization header must be "Bearer <token>".';
     } else if (token) {
-      const found = await deps.tokens.verify(base, token);
+      found = await deps.tokens.verify(base, token);
       if (found) {
         ctx = new Ctx({
           actor: { kind: 'user', userId: found.user.id, trust: found.user.trust, tokenId: found.apiToken.id },
@@ -35,6 +36,6 @@ export function createContextFactory(deps: { tokens: ApiTokenService; users: Use
         authError = 'The API token is unknown or revoked.';
       }
     }
-    return { ctx, loaders: createLoaders(ctx, deps.users), authError, streams: deps.streams };
+    return { ctx, loaders: createLoaders(ctx, deps.users), viewer: found?.user, authError, streams: deps.streams };
   };
 }

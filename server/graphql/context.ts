@@ -25,6 +25,8 @@ export interface GraphQLContext {
   streams?: GraphQLStreams;
   ctx: Ctx;
   loaders: Loaders;
+  /** The acting user as read with the token at the start of this request (HTTP) or operation (WS). */
+  viewer?: User;
   /** Why authentication failed, when a token was sent but not accepted. */
   authError?: string;
 }

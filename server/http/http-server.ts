@@ -3,7 +3,7 @@ import type { AddressInfo } from 'node:net';
 import express, { type NextFunction, type Request, type Response, type Router } from 'express';
 import { ApolloServer, type ApolloServerPlugin } from '@apollo/server';
 import { ApolloServerPluginDrainHttpServer } from '@apollo/server/plugin/drainHttpServer';
-import { ApolloServerPluginLandingPageDisabled } from '@apollo/server/plugin/disabled';
+import { ApolloServerPluginCacheControlDisabled, ApolloServerPluginLandingPageDisabled } from '@apollo/server/plugin/disabled';
 import { expressMiddleware } from '@as-integrations/express5';
 import { GraphQLError, getOperationAST, getVariableValues, parse, specifiedRules, validate, type ExecutionArgs, type GraphQLSchema } from 'graphql';
 import { WebSocketServer } from 'ws';
@@ -13,6 +13,7 @@ import { EXPLORER_HTML } from '../graphql/explorer';
 import { createFormatError } from '../graphql/format-error';
 import type { QueryLimits } from '../graphql/limits';
 import { mountAdminUi } from './admin-ui';
+import { createGraphQLPostHandler } from './graphql-post';
 import { serveGraphQLWs } from './graphql-ws-transport';
 import { httpOperationGuard, introspectionRefusal } from './operation-guard';
 
@@ -87,7 +88,11 @@ export async function startHttpServer(options: HttpServerOptions): Promise<Runni
   const formatError = createFormatError(logger, options.redact);
   const app = express();
   app.disable('x-powered-by');
-  const httpServer = http.createServer(app);
+  // POST /graphql in its common form skips Express (see graphql-post.ts); everything else is Express's.
+  let graphqlPost: ((req: http.IncomingMessage, res: http.ServerResponse) => boolean) | null = null;
+  const httpServer = http.createServer((req, res) => {
+    if (!graphqlPost?.(req, res)) app(req, res);
+  });
   // Keep idle connections longer than clients and proxies do (60 s is common), so a client never
   // reuses a socket the server is closing at that moment (ECONNRESET on a POST).
   httpServer.keepAliveTimeout = 65_000;
@@ -164,12 +169,16 @@ export async function startHttpServer(options: HttpServerOptions): Promise<Runni
       ApolloServerPluginDrainHttpServer({ httpServer }),
       { async serverWillStart() { return { async drainServer() { await wsCleanup.dispose(); } }; } },
       ApolloServerPluginLandingPageDisabled(),
+      // No field sets a cache hint (and POST answers are not cached): without this, Apollo wraps every
+      // field resolver to collect hints, which a list of nodes pays per field.
+      ApolloServerPluginCacheControlDisabled(),
       operationLogPlugin(logger),
       httpOperationGuard(options.publicIntrospection),
       ...limits.plugins,
     ],
   });
   await apollo.start();
+  graphqlPost = createGraphQLPostHandler({ apollo, bodyLimitBytes: options.bodyLimitKb * 1024, logger, contextFor: options.contextFor });
 
   app.get('/healthz', (_req, res) => {
     res.json({ status: 'ok' });

@@ -1,5 +1,6 @@
-import { LessThan, MoreThan, type FindOptionsWhere, type Repository } from 'typeorm';
+import { LessThan, MoreThan, type FindOptionsWhere, type ObjectLiteral, type Repository } from 'typeorm';
 import type { Page, PageArgs } from '../common/pagination';
+import { countPlain, isPlainWhere, selectPlain, type PlainWhere } from './plain-select';
 
 /**
  * One page of rows ordered by id (ids are time-ordered), newest first for DESC. `where` may be a list of
@@ -12,6 +13,14 @@ export async function findPage<E extends { id: string }>(
   direction: 'ASC' | 'DESC' = 'DESC',
 ): Promise<Page<E>> {
   const alternatives = Array.isArray(where) ? where : [where];
+  if (alternatives.every(isPlainWhere)) {
+    const plain = alternatives as PlainWhere[];
+    const [rows, totalCount] = await Promise.all([
+      selectPlain(repo, plain, { idAfter: page.afterId ? { id: page.afterId, direction } : undefined, order: direction, limit: page.first + 1 }),
+      countPlain(repo as unknown as Repository<ObjectLiteral>, plain),
+    ]);
+    if (rows && totalCount !== null) return { nodes: rows.slice(0, page.first), hasNextPage: rows.length > page.first, totalCount };
+  }
   const cursorWhere = page.afterId
     ? alternatives.map((w) => ({ ...w, id: direction === 'DESC' ? LessThan(page.afterId!) : MoreThan(page.afterId!) }))
     : alternatives;

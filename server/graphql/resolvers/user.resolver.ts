@@ -47,8 +47,9 @@ export class UserResolver {
 
   @Authorized(TrustLevel.GUEST)
   @Query(() => User, { description: 'The user behind the token.' })
-  me(@GqlCtx() { ctx }: GraphQLContext): Promise<User> {
-    return this.userService.get(ctx, ctx.userId!);
+  me(@GqlCtx() { ctx, viewer }: GraphQLContext): Promise<User> {
+    // `me` is a query: nothing in the request changed the user since it was read with the token.
+    return viewer ? Promise.resolve(viewer) : this.userService.get(ctx, ctx.userId!);
   }
 
   @Authorized(TrustLevel.ADMIN)

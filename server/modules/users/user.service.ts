@@ -5,6 +5,7 @@ import type { Page, PageArgs } from '../../common/pagination';
 import { TrustLevel } from '../../common/trust';
 import type { Db } from '../../persistence/db';
 import { findPage } from '../../persistence/paginate';
+import { selectPlain } from '../../persistence/plain-select';
 import type { AuditService } from '../audit';
 import { access } from '../../common/access';
 import { Identity } from './identity.entity';
@@ -165,7 +166,8 @@ export class UserService {
 
   /** Many users at once, in the order asked (DataLoader batch). */
   async usersByIds(ctx: Ctx, ids: readonly string[]): Promise<Array<User | null>> {
-    const rows = await this.db.repo(ctx, User).findBy({ id: In([...ids]) });
+    const repo = this.db.repo(ctx, User);
+    const rows = (await selectPlain(repo, [{ id: [...ids] }])) ?? (await repo.findBy({ id: In([...ids]) }));
     return ids.map((id) => rows.find((r) => r.id === id) ?? null);
   }
 
