@@ -1,9 +1,12 @@
 import { readFileSync, readdirSync } from 'node:fs';
 import path from 'node:path';
 
+// `npm run bench:profile -- <file.cpuprofile> [fromSeconds] [untilSeconds]`, or from a benchmark
+// (bench:turn-work --cpu-prof). Measurement only; never loaded by the product.
+
 interface ProfileNode {
   id: number;
-  callFrame: { functionName: string; url: string };
+  callFrame: { functionName: string; url: string; lineNumber: number };
   children?: number[];
 }
 interface CpuProfile {
@@ -34,6 +37,7 @@ export function summarizeProfile(file: string, fromMs: number, untilMs = Infinit
   const parent = new Map<number, number>();
   for (const n of p.nodes) for (const c of n.children ?? []) parent.set(c, n.id);
   const self = new Map<string, number>();
+  const functions = new Map<string, number>();
   const writers = new Map<string, number>();
   let t = 0;
   let total = 0;
@@ -52,6 +56,8 @@ export function summarizeProfile(file: string, fromMs: number, untilMs = Infinit
     total += ms;
     const key = placeOf(node.callFrame) ?? `(${name || 'native'})`;
     self.set(key, (self.get(key) ?? 0) + ms);
+    const fn = `${name || '(anonymous)'} ${node.callFrame.url ? `${node.callFrame.url.replace(/^.*node_modules\//, '').replace(`file://${ROOT}/`, '')}:${node.callFrame.lineNumber + 1}` : ''}`;
+    functions.set(fn, (functions.get(fn) ?? 0) + ms);
     if (/^(writev|writeBuffer|writeUtf8String|writeLatin1String)$/.test(name)) {
       let id: number | undefined = node.id;
       let by = '?';
@@ -69,6 +75,8 @@ export function summarizeProfile(file: string, fromMs: number, untilMs = Infinit
   const pct = (ms: number) => `${((100 * ms) / total).toFixed(1)} %`;
   const lines = [`busy ${total.toFixed(0)} ms, idle ${idle.toFixed(0)} ms (${((100 * total) / (total + idle)).toFixed(0)} % busy)`];
   for (const [k, v] of [...self.entries()].sort((a, b) => b[1] - a[1]).slice(0, top)) lines.push(`  ${v.toFixed(0).padStart(6)} ms ${pct(v).padStart(7)}  ${k}`);
+  lines.push('by function:');
+  for (const [k, v] of [...functions.entries()].sort((a, b) => b[1] - a[1]).slice(0, top)) lines.push(`  ${v.toFixed(0).padStart(6)} ms ${pct(v).padStart(7)}  ${k}`);
   const written = [...writers.values()].reduce((a, b) => a + b, 0);
   lines.push(`socket writes ${written.toFixed(0)} ms (${pct(written)} of busy), by caller:`);
   for (const [k, v] of [...writers.entries()].sort((a, b) => b[1] - a[1]).slice(0, 6)) lines.push(`  ${v.toFixed(0).padStart(6)} ms ${pct(v).padStart(7)}  ${k}`);
@@ -79,4 +87,13 @@ export function summarizeProfile(file: string, fromMs: number, untilMs = Infinit
 export function newestProfile(dir: string): string | null {
   const files = readdirSync(dir).filter((f) => f.endsWith('.cpuprofile')).sort();
   return files.length ? path.join(dir, files[files.length - 1]!) : null;
+}
+
+if (require.main === module) {
+  const [file, from, until] = process.argv.slice(2);
+  if (!file) {
+    console.error('usage: npm run bench:profile -- <file.cpuprofile> [fromSeconds] [untilSeconds]');
+    process.exit(2);
+  }
+  console.log(summarizeProfile(file, Number(from ?? 0) * 1000, until ? Number(until) * 1000 : Infinity));
 }
