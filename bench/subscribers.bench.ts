@@ -68,8 +68,10 @@ export async function subscribersBench(b: BenchContext): Promise<void> {
       benchmark: `${subscribers} subscribers, ${first.size} deltas (lag behind the first receiver)`,
       latency: s,
       target: 'every delta in order, p99 lag ≤ 100 ms',
-      meets: inOrder === subscribers && complete === subscribers && first.size >= deltas && s.p99 <= 100,
-      note: `${complete}/${subscribers} got every delta, ${inOrder}/${subscribers} in order`,
+      // Pieces the server coalesced (at most one ReplyDelta per 50 ms) arrive as one delta: what counts is
+      // that every subscriber got every delta that was sent, in order.
+      meets: first.size > 0 && inOrder === subscribers && complete === subscribers && s.p99 <= 100,
+      note: `${complete}/${subscribers} got every delta, ${inOrder}/${subscribers} in order; ${deltas} pieces from the model arrived as ${first.size} deltas`,
     });
   } finally {
     await chat.close();
