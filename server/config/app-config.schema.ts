@@ -247,7 +247,7 @@ const channels = z
           .enum(['off', 'edit'])
           .default('off')
           .describe('edit: replies stream live while the model writes (a draft in private chats, else a message edited as it grows).'),
-        stream_interval_ms: z.number().int().min(250).default(1000).describe('Least time between two live updates in a private chat (groups: 3×).'),
+        stream_interval_ms: z.number().int().min(250).default(1000).describe('Least time between two live updates in a private chat (groups: 3×); the first comes this long after the reply starts, so a reply finished sooner is sent as one message.'),
       })
       .strict()
       .prefault({}),

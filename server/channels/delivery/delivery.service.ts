@@ -71,11 +71,12 @@ export class DeliveryService implements OutboundSender, NoticeSender {
       while (!lock.lost) {
         const item = await mailbox.head(chat);
         if (!item) break;
-        const backoff = await mailbox.backoffLeft(item.key);
+        // Independent reads, so their round trips overlap (this chat's lock keeps them current).
+        const [backoff, sent] = await Promise.all([mailbox.backoffLeft(item.key), Promise.all(item.chunks.map((_, i) => mailbox.isSent(item.key, i)))]);
         if (backoff > 0) return { ...result, retryAt: Date.now() + backoff };
         try {
           for (let i = 0; i < item.chunks.length; i++) {
-            if (await mailbox.isSent(item.key, i)) {
+            if (sent[i]) {
               result.skipped += 1;
               continue;
             }

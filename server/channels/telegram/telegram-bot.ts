@@ -1,6 +1,6 @@
 import { autoRetry } from '@grammyjs/auto-retry';
-import { apiThrottler } from '@grammyjs/transformer-throttler';
 import { Bot, GrammyError, type Transformer } from 'grammy';
+import { SendThrottle, type SendThrottleRules } from './telegram-throttle';
 
 /** What the transport learns from each getUpdates call, and whether the next one should be a short poll. */
 export interface PollWatcher {
@@ -15,16 +15,15 @@ const SEND_METHODS = new Set(['sendMessage', 'editMessageText', 'sendPhoto', 'se
 
 /**
  * Per private chat: a burst of a few messages at once, then one per second on average (Telegram asks for
- * about one message per second in a chat and allows short bursts). A 429 still holds the chat's slot
- * while auto-retry waits out `retry_after`.
+ * about one message per second in a chat and allows short bursts). Groups: 20 a minute, at least 1 s
+ * apart; all chats together: 30 a second. A 429 still holds the chat's slot while auto-retry waits out
+ * `retry_after`.
  */
 export const PER_CHAT_BURST = 4;
-const perChatThrottle = {
-  maxConcurrent: 1,
-  reservoir: PER_CHAT_BURST,
-  reservoirIncreaseAmount: 1,
-  reservoirIncreaseInterval: 1000,
-  reservoirIncreaseMaximum: PER_CHAT_BURST,
+const SEND_RULES: SendThrottleRules = {
+  chat: { burst: PER_CHAT_BURST, everyMs: 1000, gapMs: 0 },
+  group: { burst: 20, everyMs: 3000, gapMs: 1000 },
+  global: { burst: 30, everyMs: 1000 / 30, gapMs: 0 },
 };
 
 /** grammY's Node build types signals with the `abort-controller` polyfill; at runtime Node's own work. */
@@ -34,15 +33,19 @@ export const apiSignal = (signal?: AbortSignal): ApiSignal => signal as unknown 
 /**
  * A grammY bot with the API transformers the transport relies on, installed inner to outer:
  * `@grammyjs/auto-retry` (waits out 429 `retry_after`, retries 5xx; network errors are rethrown so
- * the outbound queue and the poller decide), `@grammyjs/transformer-throttler` on sends only (a burst of
- * PER_CHAT_BURST, then about 1 message/s per chat; 20/min per group, 30/s overall; a 429 wait holds the chat's slot), and a
- * watcher on getUpdates.
+ * the outbound queue and the poller decide), a {@link SendThrottle} on sends only (a burst of
+ * PER_CHAT_BURST, then about 1 message/s per chat; 20/min per group, 30/s overall; a 429 wait holds the
+ * chat's slot), and a watcher on getUpdates.
  */
 export function createTelegramBot(token: string, apiRoot: string, watcher: PollWatcher): Bot {
   const bot = new Bot(token, { client: { apiRoot } });
-  const throttle = apiThrottler({ out: perChatThrottle });
+  const throttle = new SendThrottle(SEND_RULES);
   bot.api.config.use(autoRetry({ maxRetryAttempts: 5, maxDelaySeconds: 300, rethrowHttpErrors: true }));
-  bot.api.config.use(((prev, method, payload, signal) => (SEND_METHODS.has(method) ? throttle(prev, method, payload, signal) : prev(method, payload, signal))) as Transformer);
+  bot.api.config.use(((prev, method, payload, signal) => {
+    const chatId = SEND_METHODS.has(method) ? (payload as { chat_id?: unknown } | undefined)?.chat_id : undefined;
+    if (chatId === undefined) return prev(method, payload, signal);
+    return throttle.run(String(chatId), () => prev(method, payload, signal), signal as AbortSignal | undefined);
+  }) as Transformer);
   bot.api.config.use((async (prev, method, payload, signal) => {
     if (method !== 'getUpdates') return prev(method, payload, signal);
     try {

@@ -37,9 +37,10 @@ const FORGET_AFTER_MS = 10 * 60_000;
 /**
  * Streams a reply into a Telegram chat while the model writes it (`channels.telegram.stream: edit`):
  * in private chats as a message draft (`sendMessageDraft`, animated, ephemeral), in groups, or where
- * drafts are refused, as a message sent with the first text and edited as it grows. Updates of one chat
- * are at least `intervalMs` apart (three times that in groups, whose limit is 20 messages a minute), the
- * newest text wins, and a 429 pauses the chat for its `retry_after`. The final text is sent by the
+ * drafts are refused, as a message sent with the first text and edited as it grows. The first update
+ * comes `intervalMs` after the first text (a reply finished sooner is only sent, once), later ones at
+ * least `intervalMs` apart (three times that in groups, whose limit is 20 messages a minute), the newest
+ * text wins, and a 429 pauses the chat for its `retry_after`. The final text is sent by the
  * outbound queue: it replaces the edited message (or follows the draft, which then disappears).
  */
 export class TelegramStreamer {
@@ -58,7 +59,9 @@ export class TelegramStreamer {
     if (live?.finished) return;
     if (!live) {
       const privateChat = Number(chatId) > 0;
-      live = { chatId, mode: privateChat && !this.draftsRefused ? 'draft' : 'edit', draftId: draftIdOf(key), text: '', shown: '', messageId: null, timer: null, inflight: null, nextAt: now, finished: false, touchedAt: now };
+      // The first update waits one interval too: a reply ready by then goes out as one message, without a
+      // live message (a send and an edit against the chat's limits) or a draft it does not need.
+      live = { chatId, mode: privateChat && !this.draftsRefused ? 'draft' : 'edit', draftId: draftIdOf(key), text: '', shown: '', messageId: null, timer: null, inflight: null, nextAt: now + this.options.intervalMs, finished: false, touchedAt: now };
       this.lives.set(key, live);
     }
     live.text = visible(textSoFar);

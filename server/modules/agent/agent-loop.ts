@@ -96,15 +96,18 @@ export class AgentLoop implements TurnExecutor {
     await events.publish(session.id, { type: 'TurnStarted', turnId, messageIds: batch.map((m) => m.id) });
     const typing = (on: boolean) =>
       session.chatId ? this.deps.presence.setTyping(session.channel, session.chatId, on).catch(() => undefined) : Promise.resolve();
-    await typing(true);
+    // "typing…" goes out while the prompt is built; the reply waits for it, so it never comes after the reply.
+    const typingShown = typing(true);
     let usage: TokenCounts = { ...ZERO };
     try {
       const { text, usage: used } = await this.think(ctx, session, batch, turnId, signal, sender, profile);
       usage = used;
+      await typingShown;
       const reply = await this.finish(ctx, session, batch, turnId, text, usage, MessageStatus.DONE);
       await events.publish(session.id, { type: 'TurnFinished', turnId, status: 'done', replyMessageId: reply.id });
       if (profile.summarize) await this.deps.exchange.afterExchange(ctx, session, { userMessageIds: batch.map((m) => m.id), replyMessageId: reply.id });
     } catch (err) {
+      await typingShown;
       if (signal.aborted || err instanceof TurnAbortedError) {
         const reason = signal.reason instanceof TurnAbortedError ? signal.reason.reason : 'stopped';
         // On shutdown the turn stays PROCESSING and is answered again after the restart.

@@ -97,6 +97,22 @@ describe('Telegram live replies (stream: edit)', () => {
     expect(edits[refused + 1]!.at - edits[refused]!.at).toBeGreaterThanOrEqual(1000 - 25);
   });
 
+  it('a reply ready within the interval goes out as one message: no draft, no live message to edit', async () => {
+    await k.linkUser(506);
+    const before = k.tg.sentTo(GROUP).length;
+    const editsBefore = k.tg.callsOf('editMessageText').length;
+    k.model.enqueue({ text: 'quick answer', chunks: 3 });
+    k.tg.pushMessage({ chatId: 506, from: 506, text: 'quick one' });
+    const [dm] = await k.tg.waitForSent(506);
+    k.model.enqueue({ text: 'quick group answer', chunks: 3 });
+    k.tg.pushMessage({ chatId: GROUP, from: 506, text: 'quick group one' });
+    await k.tg.waitFor(() => k.tg.sentTo(GROUP).length > before, 'the group reply');
+    expect(dm!.text).toBe('quick answer');
+    expect(k.tg.drafts.filter((d) => d.chatId === '506')).toEqual([]);
+    expect(k.tg.sentTo(GROUP).slice(before).map((m) => [m.text, m.edits ?? 0])).toEqual([['quick group answer', 0]]);
+    expect(k.tg.callsOf('editMessageText')).toHaveLength(editsBefore);
+  });
+
   it('falls back to edits in a DM when the Bot API has no drafts', async () => {
     await k.linkUser(505);
     k.tg.draftsUnsupported = true;

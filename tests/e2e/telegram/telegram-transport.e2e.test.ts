@@ -5,6 +5,7 @@
  */
 import pino from 'pino';
 import type { ChannelStatus, InboundMessage } from '../../../server/channels/channel.types';
+import { PER_CHAT_BURST } from '../../../server/channels/telegram/telegram-bot';
 import { TelegramTransport, type TelegramTransportOptions } from '../../../server/channels/telegram/telegram.adapter';
 import { FakeTelegramServer, TG_ERRORS } from '../../support/fakes/fake-telegram-server';
 import { LogCapture } from '../../support/log-capture';
@@ -179,6 +180,30 @@ describe('TelegramTransport', () => {
     const err = (await h.transport.send({ chatId: '802', text: 'nobody', idempotencyKey: 'b:0' }).catch((e: unknown) => e)) as Error;
     expect(err.message).toContain('chat not found');
     expect(err.message).not.toContain(token);
+    await h.transport.stop();
+  });
+
+  it('sends a burst to a chat at once; a send whose job stops while it waits for the chat lets go at once and is never sent', async () => {
+    const h = harness();
+    await h.start();
+    await polling(h);
+    const send = (text: string, signal?: AbortSignal) => h.transport.send({ chatId: '811', text, idempotencyKey: `c:${text}` }, signal);
+    const burst = Array.from({ length: PER_CHAT_BURST }, (_, i) => send(`burst ${i}`));
+    const fifth = send('fifth');
+    const stop = new AbortController();
+    // Behind the fifth, so it waits about two seconds for the chat's allowance.
+    const late = send('late', stop.signal);
+    const order: string[] = [];
+    void fifth.then(() => order.push('fifth sent'));
+    await Promise.all(burst);
+    stop.abort(new Error('job stopped'));
+    // The stopped send lets go at once, not when its turn in the chat would have come.
+    await expect(late).rejects.toThrow('job stopped');
+    order.push('late stopped');
+    await fifth;
+    expect(order).toEqual(['late stopped', 'fifth sent']);
+    await send('after');
+    expect(tg.sentTo(811).map((m) => m.text)).toEqual([...Array.from({ length: PER_CHAT_BURST }, (_, i) => `burst ${i}`), 'fifth', 'after']);
     await h.transport.stop();
   });
 

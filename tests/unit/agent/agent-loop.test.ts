@@ -119,6 +119,30 @@ describe('AgentLoop think step', () => {
     expect(await world.db.repo(world.system(), UsageRecord).countBy({ sessionId: t.session.id })).toBe(1);
   });
 
+  it('asks the model while "typing…" is still on its way, and hands the reply over only once it was shown', async () => {
+    const a = agent({ script: [{ text: 'Quick one' }] });
+    const order: string[] = [];
+    let show!: () => void;
+    const shown = new Promise<void>((resolve) => (show = resolve));
+    a.out.setTyping = async (_channel, _chatId, on) => {
+      if (!on) return;
+      await shown;
+      order.push('typing shown');
+    };
+    const deliver = a.out.deliver.bind(a.out);
+    a.out.deliver = async (ctx, req) => {
+      order.push('reply handed over');
+      await deliver(ctx, req);
+    };
+    const t = await turnFor(users.member!, 'hi there');
+    const turn = run(a, t);
+    for (let i = 0; i < 500 && a.models.calls.length === 0; i++) await new Promise((r) => setTimeout(r, 10));
+    expect(a.models.calls).toHaveLength(1);
+    show();
+    await turn;
+    expect(order).toEqual(['typing shown', 'reply handed over']);
+  });
+
   it('runs native tool calls through the pipeline and feeds the results back, then answers', async () => {
     const a = agent({ script: [{ text: '', toolCalls: [call('c1', 'echo', { text: 'ping' })] }, { text: 'The tool said ping.' }] });
     const t = await turnFor(users.member!, 'use echo');
