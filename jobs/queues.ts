@@ -31,9 +31,12 @@ export interface JobMap {
     result: { sent: number; skipped: number };
   };
   'summarizer.exchange': {
-    /** Condenses one finished exchange into memories (`session.summarizer_mode: auto`). */
-    data: { ctx: SerializedCtx; sessionId: string; userMessageIds: string[]; replyMessageId: string };
-    result: { memories: number };
+    /**
+     * Condenses the session's waiting exchanges into memories (`session.summarizer_mode: auto`). Jobs queued
+     * before batching carry their one exchange in `userMessageIds` + `replyMessageId`.
+     */
+    data: { ctx: SerializedCtx; sessionId: string; userMessageIds?: string[]; replyMessageId?: string };
+    result: { memories: number; exchanges: number };
   };
   'beat.run': {
     /** One tick of a beat's schedule (or its one-shot time `at`, ms epoch); the job id is the tick. */

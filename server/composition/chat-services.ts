@@ -230,7 +230,13 @@ export async function buildChatServices(deps: ChatDeps): Promise<ChatServices> {
       skills: skills.prompter,
       outbound,
       usage,
-      exchange: withoutWebhookTurns(new AutoSummarizer(summaryQueue, () => config.session.summarizer_mode)),
+      exchange: withoutWebhookTurns(
+        new AutoSummarizer(summaryQueue, {
+          mode: () => config.session.summarizer_mode,
+          batch: () => config.session.summarizer_batch,
+          idleMs: () => config.session.summarizer_idle_seconds * 1000,
+        }),
+      ),
       compactor: new CompactionValve(compaction, db, () => config.session.compact_threshold),
       presence: channels,
     },

@@ -133,7 +133,9 @@ const ai = z
 const session = z
   .object({
     queue_mode: z.enum(['followup', 'collect', 'interrupt']).default('followup').describe('What happens to messages that arrive while a turn runs.'),
-    summarizer_mode: z.enum(['auto', 'manual']).default('auto').describe('auto: summarize every exchange into memories; manual: only the compaction safety valve.'),
+    summarizer_mode: z.enum(['auto', 'manual']).default('auto').describe('auto: condense finished exchanges into memories in the background; manual: only the compaction safety valve.'),
+    summarizer_batch: z.number().int().min(1).max(20).default(5).describe('auto: exchanges of a session condensed in one summarizer call (1: a call per exchange).'),
+    summarizer_idle_seconds: z.number().int().min(0).max(86_400).default(120).describe('auto: a batch that is not full yet is condensed once its session has been quiet this long.'),
     compact_threshold: z.number().min(0.1).max(1).default(0.9).describe('Compact before a turn when estimated tokens reach this share of the context window.'),
     compact_keep_turns: z.number().int().min(0).max(20).default(2).describe('Most recent turns (user messages with their replies) copied into the new session by a compaction.'),
     dm_scope: z.enum(['per-user', 'main']).default('per-user').describe('main: OWNER identities share agent:main:main across channels.'),

@@ -60,16 +60,22 @@ export class SummarizerService {
     private readonly usage: UsageService,
   ) {}
 
-  /** Condenses one exchange into memories (the `summarizer.exchange` job); returns how many were written. */
-  async summarizeExchange(ctx: Ctx, ref: ExchangeRef): Promise<number> {
-    const session = await this.db.repo(ctx, Session).findOneBy({ id: ref.sessionId });
-    if (!session || !memoryOwnerOf(session) || !ref.userMessageIds.length) return 0;
-    const first = [...ref.userMessageIds].sort()[0]!;
+  /**
+   * Condenses finished exchanges of one session into memories in one summarizer call (the
+   * `summarizer.exchange` job); returns how many were written. Exchanges whose reply is gone are left out.
+   */
+  async summarizeExchanges(ctx: Ctx, sessionId: string, refs: Array<Omit<ExchangeRef, 'sessionId'>>): Promise<number> {
+    const session = await this.db.repo(ctx, Session).findOneBy({ id: sessionId });
+    const userIds = refs.flatMap((r) => r.userMessageIds);
+    if (!session || !memoryOwnerOf(session) || !userIds.length) return 0;
+    const first = [...userIds].sort()[0]!;
+    const last = refs.map((r) => r.replyMessageId).sort().at(-1)!;
     const messages = await this.db.repo(ctx, Message).find({
-      where: { sessionId: session.id, id: Between(first, ref.replyMessageId), status: Not(In([MessageStatus.QUEUED, MessageStatus.PROCESSING, MessageStatus.FAILED])) },
+      where: { sessionId: session.id, id: Between(first, last), status: Not(In([MessageStatus.QUEUED, MessageStatus.PROCESSING, MessageStatus.FAILED])) },
       order: { id: 'ASC' },
     });
-    if (!messages.some((m) => m.id === ref.replyMessageId)) return 0;
+    const ids = new Set(messages.map((m) => m.id));
+    if (!refs.some((r) => ids.has(r.replyMessageId))) return 0;
     return this.extractMemories(ctx, session, messages, 'summarizer');
   }
 

@@ -57,7 +57,8 @@ describe('summarizer (session.summarizer_mode: auto)', () => {
       config: {
         // Background calls wait this long after the last interactive one (default 5 s).
         ai: { providers: { fake: { base_url: model.baseUrl, model: 'fake-model', max_concurrency: 2 } }, background_grace_ms: 100 },
-        session: { summarizer_mode: 'auto' },
+        // One summarizer call per exchange here; batching has its own tests below.
+        session: { summarizer_mode: 'auto', summarizer_batch: 1 },
         channels: { telegram: { group_policy: 'open' } },
         log: { level: 'warn' },
       },
@@ -168,6 +169,62 @@ describe('summarizer (session.summarizer_mode: auto)', () => {
     const carolClient = t.client(carol.token);
     expect(await myMemories(carolClient)).toEqual([]);
     await carolClient.close();
+  });
+});
+
+describe('summarizer batches (session.summarizer_batch, session.summarizer_idle_seconds)', () => {
+  let t: TestApp;
+  let model: FakeOpenAIServer;
+
+  beforeAll(async () => {
+    model = await FakeOpenAIServer.start();
+    scriptModel(model, { extract: () => '{"memories":[]}' });
+    t = await startTestApp({
+      config: {
+        ai: { providers: { fake: { base_url: model.baseUrl, model: 'fake-model', max_concurrency: 2 } }, background_grace_ms: 50 },
+        session: { summarizer_mode: 'auto', summarizer_batch: 3, summarizer_idle_seconds: 600 },
+        log: { level: 'warn' },
+      },
+    });
+  });
+  afterAll(async () => {
+    await t.close();
+    await model.close();
+  });
+
+  const erinCalls = () => callsOf(model, 'extract').filter((r) => summarizerInput(r).includes('[Erin]'));
+
+  it('condenses a full batch in one call, and a partial one once the session is quiet', async () => {
+    const erin = await createUserWithToken(t.client(t.ownerToken), 'Erin', 'MEMBER');
+    const client = t.client(erin.token);
+    const env = t.app.chat!.queueEnv;
+    const queue = makeQueue(env, QUEUES.summarizer);
+    const first = await exchange(client, 'erin one: I water the plants on Mondays');
+    await exchange(client, 'erin two: the plants are ferns');
+    const pending = `${env.prefix}:summarizer:pending:${first.sessionId}`;
+    // Two exchanges wait for a third (or ten idle minutes): one delayed job, no summarizer call yet.
+    expect(await env.redis.llen(pending)).toBe(2);
+    expect(await queue.getJobCounts('waiting', 'active', 'delayed', 'prioritized')).toEqual({ waiting: 0, active: 0, delayed: 1, prioritized: 0 });
+    expect(erinCalls()).toHaveLength(0);
+
+    await exchange(client, 'erin three: and one cactus');
+    await eventually(async () => erinCalls().length === 1 && (await env.redis.llen(pending)) === 0, 15_000, 'the batch of three');
+    const [batch] = erinCalls();
+    for (const line of ['erin one', 'erin two', 'erin three']) expect(summarizerInput(batch!)).toContain(line);
+    expect(summarizerInput(batch!)).toContain('[assistant] Echo: erin three: and one cactus');
+    const idle = async () => Object.values(await queue.getJobCounts('waiting', 'active', 'delayed', 'prioritized')).every((n) => n === 0);
+    await eventually(idle, 10_000, 'the summarizer queue idle after the batch');
+    expect(erinCalls()).toHaveLength(1);
+
+    // A partial batch is condensed once the session has been quiet for summarizer_idle_seconds.
+    t.app.config.session.summarizer_idle_seconds = 1;
+    await exchange(client, 'erin four: I am away next week');
+    await eventually(() => erinCalls().length === 2, 15_000, 'the partial batch after the quiet second');
+    const partial = erinCalls()[1]!;
+    expect(summarizerInput(partial)).toContain('erin four');
+    expect(summarizerInput(partial)).not.toContain('erin three');
+    await queue.close();
+    await client.close();
   });
 });
 

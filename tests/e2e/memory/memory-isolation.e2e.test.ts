@@ -59,6 +59,8 @@ describe('memory isolation across users and groups', () => {
     t = await startTestApp({
       config: {
         ai: { providers: { fake: { base_url: model.baseUrl, model: 'fake-model', max_concurrency: 4 } }, background_grace_ms: 50 },
+        // Exchanges are condensed as soon as the summarizer is free (several of a session in one call).
+        session: { summarizer_idle_seconds: 0 },
         channels: { telegram: { group_policy: 'open' } },
         log: { level: 'warn' },
       },
