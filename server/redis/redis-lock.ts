@@ -1,11 +1,15 @@
 import { randomUUID } from 'node:crypto';
 import type { Redis } from 'ioredis';
+import { luaScript } from './lua-script';
 import type { ProcessLiveness } from './process-liveness';
 
 const RELEASE = `if redis.call('get', KEYS[1]) == ARGV[1] then return redis.call('del', KEYS[1]) else return 0 end`;
 const EXTEND = `if redis.call('get', KEYS[1]) == ARGV[1] then return redis.call('pexpire', KEYS[1], ARGV[2]) else return 0 end`;
 /** Replaces a dead holder's token with ours. KEYS: lock. ARGV: old token, new token, ttl. */
 const TAKE_OVER = `if redis.call('get', KEYS[1]) == ARGV[1] then return redis.call('set', KEYS[1], ARGV[2], 'PX', ARGV[3]) else return nil end`;
+const release = luaScript('lock_release', 1, RELEASE);
+const extend = luaScript('lock_extend', 1, EXTEND);
+const takeOver = luaScript('lock_take_over', 1, TAKE_OVER);
 
 /** A held lock; `lost` is set when renewal failed (another worker may own it now). */
 export interface HeldLock {
@@ -36,11 +40,11 @@ export class RedisLock {
       lost: false,
       release: async () => {
         clearInterval(timer);
-        await this.redis.eval(RELEASE, 1, key, token);
+        await release(this.redis, [key], [token]);
       },
     };
     const timer = setInterval(() => {
-      this.redis.eval(EXTEND, 1, key, token, String(this.ttlMs)).then(
+      extend(this.redis, [key], [token, String(this.ttlMs)]).then(
         (n) => {
           if (n === 0) held.lost = true;
         },
@@ -56,7 +60,7 @@ export class RedisLock {
     const current = await this.redis.get(key);
     const holder = current?.split('|')[0];
     if (!current || !holder || holder === '-' || (await this.liveness.isAlive(holder))) return false;
-    return (await this.redis.eval(TAKE_OVER, 1, key, current, token, String(this.ttlMs))) === 'OK';
+    return (await takeOver(this.redis, [key], [current, token, String(this.ttlMs)])) === 'OK';
   }
 
   async isHeld(key: string): Promise<boolean> {

@@ -1,5 +1,6 @@
 import type { Redis } from 'ioredis';
 import type { Mailbox, MailItem } from '../channels/delivery';
+import { luaScript } from './lua-script';
 import { RedisLock } from './redis-lock';
 import type { ProcessLiveness } from './process-liveness';
 
@@ -16,6 +17,7 @@ if redis.call('set', KEYS[2], ARGV[1], 'EX', ARGV[2], 'NX') then
   return 1
 end
 return 0`;
+const addToMailbox = luaScript('mailbox_add', 3, ADD_TO_MAILBOX);
 
 /** The outbound mailboxes in Redis: a list of keys per chat, each item's chunks, sent marks, back-offs. */
 export class RedisMailbox implements Mailbox {
@@ -39,15 +41,10 @@ export class RedisMailbox implements Mailbox {
   }
 
   async add(chat: string, item: MailItem): Promise<boolean> {
-    const added = await this.redis.eval(
-      ADD_TO_MAILBOX,
-      3,
-      this.k('done', item.key),
-      this.k('item', item.key),
-      this.k('mailbox', chat),
-      JSON.stringify({ chunks: item.chunks, ...(item.stream ? { stream: item.stream } : {}) }),
-      String(DONE_TTL_SECONDS),
-      item.key,
+    const added = await addToMailbox(
+      this.redis,
+      [this.k('done', item.key), this.k('item', item.key), this.k('mailbox', chat)],
+      [JSON.stringify({ chunks: item.chunks, ...(item.stream ? { stream: item.stream } : {}) }), String(DONE_TTL_SECONDS), item.key],
     );
     return added === 1;
   }

@@ -1,6 +1,7 @@
 import type { Redis } from 'ioredis';
 import type { Logger } from '../common/logger';
 import type { SessionEvent, SessionEventBody, SessionEventPublisher, SessionEventSource } from '../modules/events';
+import { luaScript } from './lua-script';
 
 export interface RedisSessionEventsOptions {
   /** Key prefix (config redis.prefix). */
@@ -25,6 +26,7 @@ redis.call('EXPIRE', KEYS[2], ARGV[3])
 redis.call('EXPIRE', KEYS[1], ARGV[3])
 redis.call('PUBLISH', KEYS[3], json)
 return seq`;
+const publishEvent = luaScript('publish_event', 3, PUBLISH);
 
 /**
  * Session events on Redis, one script call each (`PUBLISH` above): `INCR` gives the per-session seq, a capped list keeps recent events so a
@@ -53,15 +55,10 @@ export class RedisSessionEvents implements SessionEventPublisher, SessionEventSo
 
   async publish(sessionId: string, body: SessionEventBody): Promise<SessionEvent> {
     const fields = { ...body, sessionId, at: new Date().toISOString() };
-    const seq = (await this.pub.eval(
-      PUBLISH,
-      3,
-      this.key('seq', sessionId),
-      this.key('log', sessionId),
-      this.key('ch', sessionId),
-      JSON.stringify(fields),
-      String(this.keep),
-      String(this.ttl),
+    const seq = (await publishEvent(
+      this.pub,
+      [this.key('seq', sessionId), this.key('log', sessionId), this.key('ch', sessionId)],
+      [JSON.stringify(fields), String(this.keep), String(this.ttl)],
     )) as number;
     return { ...fields, seq } as SessionEvent;
   }
