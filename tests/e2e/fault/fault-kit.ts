@@ -122,7 +122,8 @@ const REPEATING = new Set(['maintenance', 'heartbeat']);
 
 /**
  * Resolves once no queue has a job waiting, active, delayed or prioritized (asked over GraphQL as OWNER);
- * the queues of repeating jobs (maintenance, heartbeat) always hold a delayed one and are not counted.
+ * the queues of repeating jobs (maintenance, heartbeat) always hold a delayed one and are not counted, and
+ * a delayed summarizer job is a batch waiting for its session to go quiet (`session.summarizer_idle_seconds`).
  */
 export async function queuesIdle(t: TestApp, timeoutMs = 30_000): Promise<void> {
   const owner = t.client(t.ownerToken);
@@ -132,7 +133,9 @@ export async function queuesIdle(t: TestApp, timeoutMs = 30_000): Promise<void> 
       const res = await owner.http<{ queues: Array<{ name: string; counts: Record<string, number> }> }, unknown>(
         '{ queues { name counts { waiting active delayed prioritized } } }',
       );
-      const busy = (res.data?.queues ?? []).filter((q) => !REPEATING.has(q.name) && Object.values(q.counts).some((n) => n > 0));
+      const busy = (res.data?.queues ?? []).filter(
+        (q) => !REPEATING.has(q.name) && Object.entries(q.counts).some(([state, n]) => n > 0 && !(q.name === 'summarizer' && state === 'delayed')),
+      );
       if (res.data && busy.length === 0) return;
       if (Date.now() > deadline) throw new Error(`queues still busy: ${JSON.stringify(busy)}`);
       await new Promise((r) => setTimeout(r, 100));
