@@ -56,6 +56,17 @@ export class BullJobProgress implements JobProgressSource {
     throw new NotFoundError('Job', jobId);
   }
 
+  async requesterOf(jobId: string): Promise<string | null> {
+    await this.start();
+    for (const queue of this.queues.values()) {
+      const job = await queue.getJob(jobId);
+      if (!job) continue;
+      const actor = (job.data as { ctx?: { actor?: { kind?: string; userId?: unknown } } } | undefined)?.ctx?.actor;
+      return actor?.kind === 'user' && typeof actor.userId === 'string' ? actor.userId : null;
+    }
+    return null;
+  }
+
   private followJob(queueName: string, queue: Queue, job: Job): AsyncIterableIterator<JobProgressUpdate> {
     const events = this.events.get(queueName)!;
     const update = (state: JobState, progress: unknown, extra: Partial<JobProgressUpdate> = {}): JobProgressUpdate => ({

@@ -2,6 +2,7 @@ import type { SerializedCtx } from '../server/common/ctx';
 import type { HousekeepingResult } from '../server/modules/maintenance';
 import type { ChatResult, ModelCallInput } from '../server/modules/models';
 import type { SkillSyncReport } from '../server/modules/skills';
+import type { ExportResult } from '../server/modules/userdata';
 
 /**
  * Queue names (BullMQ). Model calls get one queue per provider (`model-calls.<provider>`), deliveries one
@@ -14,6 +15,7 @@ export const QUEUES = {
   maintenance: 'maintenance',
   heartbeat: 'heartbeat',
   skills: 'skills',
+  exports: 'exports',
   modelCalls: (provider: string) => `model-calls.${provider}`,
 } as const;
 
@@ -47,6 +49,11 @@ export interface JobMap {
     /** Retention of archived sessions, overdue tool approvals. */
     data: Record<string, never>;
     result: HousekeepingResult;
+  };
+  'user.export': {
+    /** Builds the export archive of one user (GraphQL `exportUserData`); progress: `{ done, total }` tables. */
+    data: { ctx: SerializedCtx; exportId: string; userId: string };
+    result: ExportResult;
   };
   'skills.sync': {
     /** Mirrors the skills folder into `learned_skills` (GraphQL `syncSkills`); progress: `{ done, total }`. */

@@ -36,6 +36,12 @@ import { webhookRouter } from './http/webhook-endpoint';
 import { QueueService } from './modules/queues';
 import { metricsAccess, PromMetrics } from './metrics';
 import { BullQueueInspector, queueNames } from '../jobs/queue-inspector';
+import { startUserExportWorker, userExportJobs } from '../jobs/user-export';
+import type { UserDataService } from './modules/userdata';
+import { createUserDataService } from './composition/user-data-layer';
+import { RedisExportTickets } from './redis/redis-export-tickets';
+import { RedisUserKeys } from './redis/redis-user-keys';
+import { exportDownloadRouter } from './http/export-download';
 
 export interface AppOptions {
   config: AppConfig;
@@ -60,6 +66,8 @@ export interface Services {
   ownerBootstrap: OwnerBootstrap;
   /** Encrypts secrets at rest (key from MUNINN_SECRET_KEY or `<data>/secret.key`). */
   secretBox: SecretBox;
+  /** Export and erasure of a user's data (README "Your data: export and erase"). */
+  userData: UserDataService;
 }
 
 /**
@@ -135,6 +143,7 @@ export class App {
         plugins: new PluginSettingService(db, audit),
         ownerBootstrap: new OwnerBootstrap(users, tokens, config.data_dir),
         secretBox: SecretBox.forDataDir(config.data_dir),
+        userData: createUserDataService({ config, db, audit, store: memory.store, queues: null }),
       };
       let chat: ChatServices | null = null;
       if (redis) {
@@ -155,6 +164,20 @@ export class App {
         });
         const built = chat;
         stack.add('chat services', () => built.close());
+        const exportJobs = userExportJobs(chat.queueEnv);
+        stack.add('export queue', () => exportJobs.close());
+        services.userData = createUserDataService({
+          config,
+          db,
+          audit,
+          store: memory.store,
+          queues: {
+            jobs: exportJobs,
+            tickets: new RedisExportTickets(chat.queueEnv.redis, config.redis.prefix),
+            redisKeys: new RedisUserKeys(chat.queueEnv.redis, config.redis.prefix),
+            beats: chat.beats.scheduler,
+          },
+        });
       }
       return new App(config, logger, redactor, dataSource, db, redis, services, chat, applied, stack, metrics);
     } catch (err) {
@@ -205,6 +228,7 @@ export class App {
       plugins: s.plugins,
       audit: s.audit,
       pairing: chat?.pairing ?? new PairingService(this.db, s.audit, s.users, null),
+      userData: s.userData,
       queues: chat && this.redis ? new QueueService(this.queueInspector(chat), s.audit) : null,
       chat: chat && {
         web: chat.web,
@@ -253,6 +277,7 @@ export class App {
       }),
       metrics: this.metricsEndpoint(),
       readiness: () => this.readiness(),
+      exports: exportDownloadRouter(this.services.userData, this.logger.child({ module: 'exports' })),
       hooks: chat ? webhookRouter(chat.webhooks.trigger, { maxBodyKb: this.config.webhooks.max_body_kb, logger: this.logger.child({ module: 'webhooks' }) }) : undefined,
       // Every API process serves the webhooks of the channels that are on, held here or elsewhere.
       webhooks: () =>
@@ -292,6 +317,8 @@ export class App {
     this.workersStarted = true;
     const workers = await startChatWorkers(chat, { config: this.config, logger: this.logger, db: this.db, memory: this.services.memory });
     this.stack.add('workers', () => workers.dispose((name, err) => this.logger.error({ err, resource: name }, 'error while stopping')));
+    const exportWorker = await startUserExportWorker(chat.queueEnv, this.services.userData);
+    this.stack.add('export worker', () => exportWorker.close());
     this.logger.info('workers started');
   }
 

@@ -5,7 +5,10 @@ import type { Ctx } from '../common/ctx';
 import type { Logger } from '../common/logger';
 import type { Db } from '../persistence/db';
 import type { AgentLoop } from '../modules/agent';
-import { BeatRunner, BeatService, BeatSync, BeatTurns, createBeatTools, ResultDelivery, type BeatRunFeed, type ResultChannels, type BeatScheduler } from '../modules/beats';
+import path from 'node:path';
+import { BeatKind, BeatRunner, BeatService, BeatSync, BeatTurns, checkCron, createBeatTools, NATIVE_BEATS, ResultDelivery, type BeatRunFeed, type ResultChannels, type BeatScheduler, type DefaultBeat, type NativeBeatTasks } from '../modules/beats';
+import { BackupService } from '../modules/backup';
+import { sqliteFilePath } from '../persistence/data-source';
 import type { NoticeSender } from '../modules/events';
 import type { SessionLifecycleService } from '../modules/sessions';
 import type { Tool } from '../modules/tools';
@@ -35,6 +38,27 @@ export interface BeatLayer {
 
 const SYNC_LOCK_MS = 30_000;
 
+/** `backup.enabled`: the managed beat `__backup__` on `backup.cron` (removed again when turned off). */
+function builtInBeats(config: AppConfig, logger: Logger): DefaultBeat[] {
+  if (!config.backup.enabled) return [];
+  const timezone = config.beats.timezone;
+  try {
+    const cron = checkCron(config.backup.cron, timezone);
+    return [{ name: NATIVE_BEATS.backup, kind: BeatKind.TASK, text: 'Built in: a scheduled backup (backup.* in the config).', cron, at: null, timezone, targetChannel: null, targetChatId: null, enabled: true }];
+  } catch (err) {
+    logger.error({ err: (err as Error).message }, `backup.cron "${config.backup.cron}" is not a valid cron expression; scheduled backups are off until it is fixed`);
+    return [];
+  }
+}
+
+/** The work of built-in beats: scheduled backups into `backup.dir` (default `<data_dir>/backups`), keeping `backup.keep`. */
+function nativeBeatTasks(config: AppConfig): NativeBeatTasks {
+  const service = new BackupService({ dataDir: config.data_dir, sqliteFile: sqliteFilePath(config), databaseUrl: config.database.url });
+  return {
+    backup: (_ctx) => service.createScheduled(config.backup.dir ? path.resolve(config.backup.dir) : path.join(config.data_dir, 'backups'), config.backup.keep),
+  };
+}
+
 /**
  * Builds the beats in two steps: `createBeatLayer` before the tools (the beat tools need the service),
  * `attachRunner` once the agent exists (task runs are agent turns).
@@ -48,7 +72,7 @@ export function createBeatLayer(deps: { config: AppConfig; logger: Logger; db: D
   );
   const feed = new RedisBeatRunFeed(deps.queueEnv.redis, deps.feedSub, deps.logger.child({ module: 'beats' }), config.redis.prefix);
   const tools = createBeatTools(beats);
-  const sync = new BeatSync({ db, scheduler, clock }, { file: config.beats.default_file, defaultTimezone: config.beats.timezone });
+  const sync = new BeatSync({ db, scheduler, clock }, { file: config.beats.default_file, defaultTimezone: config.beats.timezone, builtIn: () => builtInBeats(config, deps.logger) });
   const results = new ResultDelivery({ db, users: deps.users, notices: deps.notices, channels: deps.channels });
   return {
     beats,
@@ -57,7 +81,7 @@ export function createBeatLayer(deps: { config: AppConfig; logger: Logger; db: D
     attachRunner(more: { agent: AgentLoop; lifecycle: SessionLifecycleService }): BeatLayer {
       const turns = new BeatTurns({ db, lifecycle: more.lifecycle, agent: more.agent });
       const runner = new BeatRunner(
-        { db, beats, tasks: turns, delivery: results, scheduler, feed, clock },
+        { db, beats, tasks: turns, delivery: results, scheduler, feed, clock, natives: nativeBeatTasks(config) },
         { maxFailures: () => config.beats.max_failures },
       );
       const lock = new RedisLock(deps.queueEnv.redis, SYNC_LOCK_MS);

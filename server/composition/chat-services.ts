@@ -206,7 +206,7 @@ export async function buildChatServices(deps: ChatDeps): Promise<ChatServices> {
   }, clock);
   const skillJobs = skillSyncJobs(queueEnv);
   const skills = new SkillLayer({ config, db, audit: deps.audit, plugins: deps.plugins, redis: main, jobs: skillJobs });
-  const jobProgressSource = new BullJobProgress(queueEnv, [QUEUES.skills]);
+  const jobProgressSource = new BullJobProgress(queueEnv, [QUEUES.skills, QUEUES.exports]);
   const turns = new TurnService(db, turnControl, events, running, () => config.session.queue_mode);
   const webhookService = new WebhookService(db, deps.users, deps.audit);
   const outbound = new WebhookReplies(delivery, { hooks: webhookService, results: beatLayer.results });

@@ -227,6 +227,23 @@ const webhooks = z
   .strict()
   .prefault({});
 
+const exportsSection = z
+  .object({
+    expire_minutes: z.number().int().min(1).max(10_080).default(60).describe('How long the download link of a user data export (exportUserData) works; it works once.'),
+  })
+  .strict()
+  .prefault({});
+
+const backup = z
+  .object({
+    enabled: z.boolean().default(false).describe('Take scheduled backups (the managed beat __backup__), as "muninn backup" does.'),
+    cron: z.string().default('0 3 * * *').describe('When scheduled backups run (cron, in beats.timezone).'),
+    dir: z.string().nullable().default(null).describe('Folder of scheduled backups; null: <data_dir>/backups (left out of backups).'),
+    keep: z.number().int().min(1).max(1000).default(7).describe('Scheduled backups kept; older ones are removed after each new one.'),
+  })
+  .strict()
+  .prefault({});
+
 const channelCommon = {
   enabled: z.boolean().default(false).describe('Start this channel.'),
   dm_policy: dmPolicy.default('pairing').describe('Unknown DM senders: pairing | open | allowlist | disabled.'),
@@ -289,6 +306,8 @@ export const appConfigSchema = z
     beats,
     skills,
     webhooks,
+    exports: exportsSection,
+    backup,
     channels,
     default_trust: trustLevel.default('MEMBER').describe('Trust of users created without an explicit level.'),
   })

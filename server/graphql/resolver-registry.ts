@@ -18,6 +18,7 @@ import type { CompactionService } from '../modules/summarizer';
 import type { ToolApprovalService, ToolRegistry } from '../modules/tools';
 import type { UsageService } from '../modules/usage';
 import type { UserService } from '../modules/users';
+import type { UserDataService } from '../modules/userdata';
 import type { ResolverRegistry } from './build-schema';
 import type { GraphQLStreams } from './context';
 import { AdminResolver } from './resolvers/admin.resolver';
@@ -30,6 +31,7 @@ import { PairingResolver } from './resolvers/pairing.resolver';
 import { QueueResolver } from './resolvers/queue.resolver';
 import { SkillResolver } from './resolvers/skill.resolver';
 import { WebhookResolver } from './resolvers/webhook.resolver';
+import { UserDataResolver } from './resolvers/user-data.resolver';
 import { SessionResolver } from './resolvers/session.resolver';
 import { ToolResolver } from './resolvers/tool.resolver';
 import { UserResolver } from './resolvers/user.resolver';
@@ -56,6 +58,8 @@ export interface ApiServices {
   plugins: PluginSettingService;
   audit: AuditService;
   pairing: PairingService;
+  /** Export and erasure of a user's data. */
+  userData: UserDataService;
   /** Queue inspection (needs Redis). */
   queues: QueueService | null;
   chat: {
@@ -86,6 +90,7 @@ export function createResolverRegistry(s: ApiServices, maxPageSize: number): Res
     [MemoryResolver, new MemoryResolver(s.memories, maxPageSize, s.memorySearch)],
     [AdminResolver, new AdminResolver(s.plugins, s.audit, maxPageSize)],
     [PairingResolver, new PairingResolver(s.pairing)],
+    [UserDataResolver, new UserDataResolver(s.userData)],
   ]);
   const chat = s.chat;
   if (chat) {

@@ -2,10 +2,12 @@ import type { Command } from 'commander';
 import { withApp } from '../cli-app';
 import { println, type CliRun } from '../cli-io';
 import { formatTable } from '../format-table';
+import { registerUserDataCommands } from './user-data.command';
 
 /** `muninn users list`: every user, oldest first, as a table of id, trust, display name and identities. */
 export function registerUsersCommand(program: Command, run: CliRun): void {
-  const users = program.command('users').description('inspect users');
+  const users = program.command('users').description('inspect users; export or erase their data');
+  registerUserDataCommands(users, run);
   users
     .command('list')
     .description('list users with their trust level and identities')

@@ -1,5 +1,5 @@
 import { existsSync } from 'node:fs';
-import { chmod, copyFile, mkdir, mkdtemp, readFile, rename, rm, stat, writeFile } from 'node:fs/promises';
+import { chmod, copyFile, mkdir, mkdtemp, readdir, readFile, rename, rm, stat, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { listFiles, muninnVersion, packArchive, sha256File, unpackArchive } from './backup-archive';
@@ -108,6 +108,20 @@ export class BackupService {
     } finally {
       await rm(staging, { recursive: true, force: true, maxRetries: 10, retryDelay: 50 });
     }
+  }
+
+  /**
+   * A scheduled backup (the managed beat `__backup__`): `muninn-<time>.tar.gz` in `dir`, then only the
+   * newest `keep` of them are kept. Returns a one-line summary.
+   */
+  async createScheduled(dir: string, keep: number): Promise<string> {
+    const stamp = new Date().toISOString().replace(/[:.]/g, '-');
+    const report = await this.create(path.join(dir, `muninn-${stamp}.tar.gz`));
+    const all = (await readdir(dir)).filter((f) => /^muninn-.*\.tar\.gz$/.test(f)).sort();
+    const old = all.slice(0, Math.max(0, all.length - keep));
+    for (const f of old) await rm(path.join(dir, f), { force: true });
+    const rows = Object.values(report.manifest.tables).reduce((a, b) => a + b, 0);
+    return `Backup ${path.basename(report.file)} written (${rows} rows, ${(report.bytes / 1024).toFixed(1)} KiB); ${Math.min(all.length, keep)} kept, ${old.length} removed.`;
   }
 
   /** Opens a backup and checks it: manifest, every checksum, the database's integrity and its row counts. */

@@ -10,7 +10,7 @@ import { BeatRun } from './beat-run.entity';
 import { previewRuns } from './beat-schedule';
 import type { BeatService } from './beat.service';
 import { Beat } from './beat.entity';
-import type { BeatRunFeed, BeatScheduler, BeatTaskRunner } from './beat.ports';
+import type { BeatRunFeed, BeatScheduler, BeatTaskRunner, NativeBeatTasks } from './beat.ports';
 import { BeatKind, BeatRunStatus, BeatTrigger, NATIVE_BEATS } from './beat.types';
 import type { ResultDelivery } from './result-delivery';
 
@@ -22,6 +22,8 @@ export interface BeatRunnerDeps {
   scheduler: BeatScheduler;
   feed: BeatRunFeed;
   clock?: Clock;
+  /** Built-in beats run outside this module (`__backup__`); absent: such a beat fails with a message. */
+  natives?: NativeBeatTasks;
 }
 
 export interface BeatRunnerOptions {
@@ -123,6 +125,10 @@ export class BeatRunner {
 
   private async perform(ctx: Ctx, beat: Beat, run: BeatRun, signal: AbortSignal): Promise<Outcome> {
     if (beat.managed && beat.name === NATIVE_BEATS.clearImages) return this.clearImages(ctx);
+    if (beat.managed && beat.name === NATIVE_BEATS.backup) {
+      if (!this.deps.natives) throw new RunFailed('Scheduled backups are not available in this process.');
+      return { output: await this.deps.natives.backup(ctx) };
+    }
     const ownerId = await this.ownerOf(ctx, beat);
     let result: Outcome;
     if (beat.kind === BeatKind.REMINDER) {

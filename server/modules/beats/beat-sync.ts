@@ -19,6 +19,8 @@ export interface BeatSyncOptions {
   file: string;
   /** `beats.timezone`. */
   defaultTimezone: string;
+  /** Built-in managed beats that come from the config rather than the file (the scheduled backup). */
+  builtIn?: () => DefaultBeat[];
 }
 
 const FIELDS = ['kind', 'prompt', 'cron', 'at', 'timezone', 'targetChannel', 'targetChatId', 'enabled'] as const;
@@ -38,6 +40,7 @@ export class BeatSync {
   async syncDefaults(ctx: Ctx): Promise<BeatSyncResult> {
     const now = (this.deps.clock ?? SYSTEM_CLOCK).now();
     const file = readDefaultBeats(this.options.file, this.options.defaultTimezone, now);
+    for (const beat of this.options.builtIn?.() ?? []) if (!file.beats.some((b) => b.name === beat.name)) file.beats.push(beat);
     for (const warning of file.warnings) ctx.logger.warn({ file: this.options.file }, warning);
     const result: BeatSyncResult = { created: [], updated: [], removed: [], warnings: file.warnings };
     const repo = this.deps.db.repo(ctx, Beat);

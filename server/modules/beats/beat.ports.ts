@@ -58,3 +58,9 @@ export const NO_FEED: BeatRunFeed = {
     return done;
   },
 };
+
+/** Port: the work of built-in beats that live outside the beats module (`__backup__`: a scheduled backup). */
+export interface NativeBeatTasks {
+  /** Takes a backup and prunes old ones; returns a one-line summary for the run's output. */
+  backup(ctx: Ctx): Promise<string>;
+}

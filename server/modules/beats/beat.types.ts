@@ -26,7 +26,7 @@ registerEnumType(BeatRunStatus, { name: 'BeatRunStatus' });
 registerEnumType(BeatTrigger, { name: 'BeatTrigger', description: 'schedule: a cron tick or the one-shot time; manual: runBeat.' });
 
 /** Reserved beat names that run natively instead of a reminder or a turn. */
-export const NATIVE_BEATS = { clearImages: '__clear_images__' } as const;
+export const NATIVE_BEATS = { clearImages: '__clear_images__', backup: '__backup__' } as const;
 
 /** Session key of a beat's task runs (DESIGN §4). */
 export function beatSessionKey(beatId: string): string {

@@ -9,5 +9,5 @@ export { createBeatTools, describeBeat } from './beat-tools';
 export { registerBeatCommands } from './beat-commands';
 export { readDefaultBeats, type DefaultBeat, type DefaultBeatsFile } from './beat-defaults';
 export { checkCron, checkFrequency, checkTimeZone, nextCronRuns, previewRuns } from './beat-schedule';
-export { NO_FEED, type BeatRunEvent, type BeatRunFeed, type BeatScheduler, type BeatScheduleSpec, type BeatTaskResult, type BeatTaskRunner } from './beat.ports';
+export { NO_FEED, type BeatRunEvent, type BeatRunFeed, type BeatScheduler, type BeatScheduleSpec, type BeatTaskResult, type BeatTaskRunner, type NativeBeatTasks } from './beat.ports';
 export { ResultDelivery, type ResultChannels, type ResultDeliveryRequest, type ResultTarget } from './result-delivery';

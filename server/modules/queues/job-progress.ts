@@ -1,5 +1,6 @@
 import type { Ctx } from '../../common/ctx';
 import { access } from '../../common/access';
+import { NotFoundError } from '../../common/errors';
 import { TrustLevel } from '../../common/trust';
 import type { JobState } from './queue-inspector';
 
@@ -24,14 +25,22 @@ export interface JobProgressUpdate {
  */
 export interface JobProgressSource {
   follow(jobId: string): Promise<AsyncIterableIterator<JobProgressUpdate>>;
+  /** The user who started the job (from its payload's context), null for the system or an unknown job. */
+  requesterOf(jobId: string): Promise<string | null>;
 }
 
-/** `jobProgress(jobId)` for ADMINs: the jobs behind it (skill syncs) are started by ADMINs. */
+/**
+ * `jobProgress(jobId)`: ADMINs follow any job (skill syncs are theirs); MEMBERs and above follow the jobs
+ * they started themselves (their data exports). Someone else's job is NOT_FOUND, as an unknown one.
+ */
 export class JobProgressService {
   constructor(private readonly source: JobProgressSource) {}
 
-  follow(ctx: Ctx, jobId: string): Promise<AsyncIterableIterator<JobProgressUpdate>> {
-    access.requireTrust(ctx, TrustLevel.ADMIN, 'following background jobs');
+  async follow(ctx: Ctx, jobId: string): Promise<AsyncIterableIterator<JobProgressUpdate>> {
+    access.requireTrust(ctx, TrustLevel.MEMBER, 'following background jobs');
+    if (!access.seesEveryone(ctx) && (!ctx.userId || (await this.source.requesterOf(jobId)) !== ctx.userId)) {
+      throw new NotFoundError('Job', jobId);
+    }
     return this.source.follow(jobId);
   }
 }
