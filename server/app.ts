@@ -8,6 +8,7 @@ import { Ctx } from './common/ctx';
 import { DisposableStack } from './common/disposable';
 import { createLogger, type Logger } from './common/logger';
 import { SecretRedactor } from './common/secret-redactor';
+import { SecretBox } from './common/secret-box';
 import { TrustLevel } from './common/trust';
 import { Db } from './persistence/db';
 import { openDatabase } from './persistence/data-source';
@@ -58,6 +59,8 @@ export interface Services {
   memory: MemoryLayer;
   plugins: PluginSettingService;
   ownerBootstrap: OwnerBootstrap;
+  /** Encrypts secrets at rest (key from MUNINN_SECRET_KEY or `<data>/secret.key`). */
+  secretBox: SecretBox;
 }
 
 /**
@@ -132,6 +135,7 @@ export class App {
         memory,
         plugins: new PluginSettingService(db, audit),
         ownerBootstrap: new OwnerBootstrap(users, tokens, config.data_dir),
+        secretBox: SecretBox.forDataDir(config.data_dir),
       };
       let chat: ChatServices | null = null;
       if (redis) {
@@ -376,7 +380,7 @@ function registerConfigSecrets(redactor: SecretRedactor, config: AppConfig): voi
   for (const provider of Object.values(config.ai.providers)) {
     if (provider.api_key_env) redactor.add(process.env[provider.api_key_env]);
   }
-  for (const name of ['MUNINN_MODEL_API_KEY', 'OPENAI_API_KEY', 'OPENROUTER_API_KEY', 'NVIDIA_API_KEY', 'MUNINN_TOKEN']) {
+  for (const name of ['MUNINN_MODEL_API_KEY', 'OPENAI_API_KEY', 'OPENROUTER_API_KEY', 'NVIDIA_API_KEY', 'MUNINN_TOKEN', 'MUNINN_SECRET_KEY']) {
     redactor.add(process.env[name]);
   }
   if (config.redis.url) {
