@@ -1,7 +1,7 @@
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { startTestApp, type TestApp } from '../../support/test-app';
 import { FakeOpenAIServer, FakeReplies } from '../../support/fakes/fake-openai-server';
-import { createUserWithToken, eventually } from '../../support/chat-helpers';
+import { createUserWithToken } from '../../support/chat-helpers';
 import { dataOf, type GraphQLTestClient } from '../../support/graphql-client';
 import { launchBrowser, screenshotBoth } from '../../support/browser';
 

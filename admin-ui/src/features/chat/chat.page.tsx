@@ -94,7 +94,7 @@ export function ChatPage() {
       />
       <MockModelNotice />
       <div className="chat card">
-        <div className="transcript" aria-label="Transcript" role="log">
+        <div className="transcript" aria-label="Transcript" role="log" tabIndex={0}>
           {chat.loading ? <Loading /> : null}
           {!chat.loading && !chat.items.length ? (
             <div className="state">
