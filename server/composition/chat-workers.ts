@@ -13,6 +13,7 @@ import { startSummarizerWorker } from '../../jobs/summarizer';
 import { startTurnWorker } from '../../jobs/turns';
 import { startHeartbeatWorker } from '../../jobs/heartbeat';
 import { startSkillSyncWorker } from '../../jobs/skills';
+import { startVoiceWorker } from '../../jobs/voice';
 import type { ChatServices } from './chat-services';
 import type { MemoryLayer } from './memory-layer';
 
@@ -53,6 +54,8 @@ export async function startChatWorkers(chat: ChatServices, deps: WorkerDeps): Pr
   await chat.beats.syncAtStart(Ctx.system(logger, 'beats'));
   const heartbeat = await startHeartbeatWorker(env, chat.beats.runner, config.beats.concurrency);
   stack.add('heartbeat worker', () => heartbeat.close());
+  const voice = await startVoiceWorker(env, chat.voice.notes, chat.voice.replies, config.voice.concurrency);
+  stack.add('voice worker', () => voice.close());
   const skillSync = await startSkillSyncWorker(env, chat.skills.sync);
   stack.add('skill sync worker', () => skillSync.close());
   await chat.skills.startWatching(Ctx.system(logger, 'skills'));

@@ -69,3 +69,8 @@ export {
   type ModelCallFailure,
   type WireModelError,
 } from './model-call.service';
+
+// Voice: speech to text and text to speech (roles `transcribe`, `speech`)
+export type { Transcriber, TranscriptionInput, Transcription, Speaker, SpeechAudio, SpeechFormat } from './audio-provider';
+export { OpenAICompatibleTranscriber, OpenAICompatibleSpeaker, audioFileName, type OpenAICompatibleAudioOptions } from './openai-compatible/openai-compatible-audio';
+export { audioRoutesFromConfig, type AudioRoutes } from './audio-router';
