@@ -16,6 +16,7 @@ export const QUEUES = {
   heartbeat: 'heartbeat',
   skills: 'skills',
   voice: 'voice',
+  memory: 'memory',
   modelCalls: (provider: string) => `model-calls.${provider}`,
 } as const;
 
@@ -64,6 +65,11 @@ export interface JobMap {
     /** Mirrors the skills folder into `learned_skills` (GraphQL `syncSkills`); progress: `{ done, total }`. */
     data: { ctx: SerializedCtx };
     result: SkillSyncReport;
+  };
+  'memory.reindex': {
+    /** Rebuilds the memory search index, of every memory or one user's (GraphQL `reindexMemories`); progress: `{ done, total }`. */
+    data: { ctx: SerializedCtx; userId: string | null };
+    result: { indexed: number; total: number; embedded: number };
   };
 }
 

@@ -9,6 +9,7 @@ export type {
   ToolSpec,
   Usage,
   ChatRequest,
+  ToolChoice,
   ChatOptions,
   ChatResult,
   EmbedOptions,
@@ -74,3 +75,13 @@ export {
 export type { Transcriber, TranscriptionInput, Transcription, Speaker, SpeechAudio, SpeechFormat } from './audio-provider';
 export { OpenAICompatibleTranscriber, OpenAICompatibleSpeaker, audioFileName, type OpenAICompatibleAudioOptions } from './openai-compatible/openai-compatible-audio';
 export { audioRoutesFromConfig, type AudioRoutes } from './audio-router';
+// Provider health (the console's providers & models page)
+export { InMemoryProviderCallLog, loggedExecutor, type ProviderCallEntry, type ProviderCallLog } from './provider-call-log';
+export {
+  ProviderHealthService,
+  ProviderHealth,
+  type ProviderStatus,
+  type ProviderTestResult,
+  type RoleRoute,
+  type ProviderHealthOptions,
+} from './provider-health.service';
