@@ -3,6 +3,7 @@ import type { HousekeepingResult } from '../server/modules/maintenance';
 import type { ChatResult, ModelCallInput } from '../server/modules/models';
 import type { SkillSyncReport } from '../server/modules/skills';
 import type { ExportResult } from '../server/modules/userdata';
+import type { SpeakJob, TranscribeJob, TranscribeOutcome } from '../server/modules/voice';
 
 /**
  * Queue names (BullMQ). Model calls get one queue per provider (`model-calls.<provider>`), deliveries one
@@ -16,6 +17,7 @@ export const QUEUES = {
   heartbeat: 'heartbeat',
   skills: 'skills',
   exports: 'exports',
+  voice: 'voice',
   memory: 'memory',
   modelCalls: (provider: string) => `model-calls.${provider}`,
 } as const;
@@ -55,6 +57,16 @@ export interface JobMap {
     /** Builds the export archive of one user (GraphQL `exportUserData`); progress: `{ done, total }` tables. */
     data: { ctx: SerializedCtx; exportId: string; userId: string };
     result: ExportResult;
+  };
+  'voice.transcribe': {
+    /** Transcribes a stashed voice note and submits the transcript as the sender's message. */
+    data: TranscribeJob;
+    result: { outcome: TranscribeOutcome };
+  };
+  'voice.speak': {
+    /** Speaks a reply and hands the voice message to its chat (or the text, when speech fails). */
+    data: SpeakJob;
+    result: { outcome: 'voice' | 'text' };
   };
   'skills.sync': {
     /** Mirrors the skills folder into `learned_skills` (GraphQL `syncSkills`); progress: `{ done, total }`. */
