@@ -14,6 +14,7 @@ export const QUEUES = {
   maintenance: 'maintenance',
   heartbeat: 'heartbeat',
   skills: 'skills',
+  ingest: 'ingest',
   modelCalls: (provider: string) => `model-calls.${provider}`,
 } as const;
 
@@ -47,6 +48,11 @@ export interface JobMap {
     /** Retention of archived sessions, overdue tool approvals. */
     data: Record<string, never>;
     result: HousekeepingResult;
+  };
+  'document.ingest': {
+    /** Extracts, chunks, embeds and indexes one document; progress: percent (0–100). */
+    data: { ctx: SerializedCtx; documentId: string };
+    result: { status: string; chunks: number };
   };
   'skills.sync': {
     /** Mirrors the skills folder into `learned_skills` (GraphQL `syncSkills`); progress: `{ done, total }`. */

@@ -13,6 +13,7 @@ import { startSummarizerWorker } from '../../jobs/summarizer';
 import { startTurnWorker } from '../../jobs/turns';
 import { startHeartbeatWorker } from '../../jobs/heartbeat';
 import { startSkillSyncWorker } from '../../jobs/skills';
+import { startIngestWorker } from '../../jobs/ingest';
 import type { ChatServices } from './chat-services';
 import type { MemoryLayer } from './memory-layer';
 
@@ -55,6 +56,10 @@ export async function startChatWorkers(chat: ChatServices, deps: WorkerDeps): Pr
   stack.add('heartbeat worker', () => heartbeat.close());
   const skillSync = await startSkillSyncWorker(env, chat.skills.sync);
   stack.add('skill sync worker', () => skillSync.close());
+  if (chat.documents) {
+    const ingest = await startIngestWorker(env, chat.documents.ingest, config.documents.ingest_concurrency);
+    stack.add('ingest worker', () => ingest.close());
+  }
   await chat.skills.startWatching(Ctx.system(logger, 'skills'));
   stack.add('skills watcher', () => chat.skills.stopWatching());
   await chat.maintenance.schedule();
