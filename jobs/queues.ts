@@ -15,6 +15,7 @@ export const QUEUES = {
   heartbeat: 'heartbeat',
   skills: 'skills',
   ingest: 'ingest',
+  memory: 'memory',
   modelCalls: (provider: string) => `model-calls.${provider}`,
 } as const;
 
@@ -58,6 +59,11 @@ export interface JobMap {
     /** Mirrors the skills folder into `learned_skills` (GraphQL `syncSkills`); progress: `{ done, total }`. */
     data: { ctx: SerializedCtx };
     result: SkillSyncReport;
+  };
+  'memory.reindex': {
+    /** Rebuilds the memory search index, of every memory or one user's (GraphQL `reindexMemories`); progress: `{ done, total }`. */
+    data: { ctx: SerializedCtx; userId: string | null };
+    result: { indexed: number; total: number; embedded: number };
   };
 }
 

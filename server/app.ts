@@ -8,6 +8,9 @@ import { Ctx } from './common/ctx';
 import { DisposableStack } from './common/disposable';
 import { createLogger, type Logger } from './common/logger';
 import { SecretRedactor } from './common/secret-redactor';
+import { SecretBox } from './common/secret-box';
+import { securePrivateFolder } from './persistence/data-folder';
+import { appVersion } from './common/app-version';
 import { TrustLevel } from './common/trust';
 import { Db } from './persistence/db';
 import { openDatabase } from './persistence/data-source';
@@ -34,6 +37,7 @@ import { ROLES, type Role } from './composition/roles';
 import { startHttpServer, type RunningHttpServer } from './http/http-server';
 import { startOpsServer } from './http/ops-server';
 import { webhookRouter } from './http/webhook-endpoint';
+import { openAIRouter } from './http/openai-endpoint';
 import { QueueService } from './modules/queues';
 import { metricsAccess, PromMetrics } from './metrics';
 import { BullQueueInspector, queueNames } from '../jobs/queue-inspector';
@@ -59,6 +63,8 @@ export interface Services {
   memory: MemoryLayer;
   plugins: PluginSettingService;
   ownerBootstrap: OwnerBootstrap;
+  /** Encrypts secrets at rest (key from MUNINN_SECRET_KEY or `<data>/secret.key`). */
+  secretBox: SecretBox;
 }
 
 /**
@@ -68,7 +74,12 @@ export interface Services {
 export class App {
   private http: RunningHttpServer | null = null;
   private workersStarted = false;
+  /** When this process built its services (`serverInfo.uptimeSeconds`). */
+  readonly startedAt = new Date();
   private channelsStarted = false;
+  /** `run` is doing its start-up work (beats and skills synced, workers and channels started). */
+  private starting = false;
+  private stopping = false;
 
   private constructor(
     readonly config: AppConfig,
@@ -94,6 +105,7 @@ export class App {
     const stack = new DisposableStack();
     const metrics = new PromMetrics();
     try {
+      securePrivateFolder(config.data_dir);
       const { dataSource, applied } = await openDatabase(config, ENTITIES);
       stack.add('database', () => dataSource.destroy());
       if (applied.length) logger.info({ migrations: applied }, 'applied database migrations');
@@ -133,6 +145,7 @@ export class App {
         memory,
         plugins: new PluginSettingService(db, audit),
         ownerBootstrap: new OwnerBootstrap(users, tokens, config.data_dir),
+        secretBox: SecretBox.forDataDir(config.data_dir),
       };
       let chat: ChatServices | null = null;
       if (redis) {
@@ -204,6 +217,7 @@ export class App {
       audit: s.audit,
       pairing: chat?.pairing ?? new PairingService(this.db, s.audit, s.users, null),
       queues: chat && this.redis ? new QueueService(this.queueInspector(chat), s.audit) : null,
+      serverInfo: { version: appVersion(), startedAt: this.startedAt },
       chat: chat && {
         web: chat.web,
         rotation: chat.rotation,
@@ -221,6 +235,8 @@ export class App {
         jobProgress: chat.jobProgress,
         webhooks: chat.webhooks.service,
         documents: chat.documents?.service ?? null,
+        providerHealth: chat.providerHealth,
+        memoryReindex: chat.memoryReindex,
       },
     };
   }
@@ -244,6 +260,8 @@ export class App {
       host: this.config.server.host,
       port: this.config.server.port,
       bodyLimitKb: this.config.server.body_limit_kb,
+      // A compressed body of the OpenAI-compatible API may decode to its own (larger, images) limit.
+      decodedBodyLimitBytes: (url) => (url.startsWith('/v1/') ? this.config.channels.api.max_body_kb : this.config.server.body_limit_kb) * 1024,
       explorer,
       publicIntrospection: this.config.graphql.public_introspection ?? process.env.NODE_ENV !== 'production',
       schema,
@@ -252,8 +270,9 @@ export class App {
       redact: (text) => this.redactor.redact(text),
       contextFor,
       metrics: this.metricsEndpoint(),
-      readiness: () => this.readiness(),
       uploads: chat?.documents ? uploadRouter({ documents: chat.documents.service, contextFor, logger: this.logger.child({ module: 'uploads' }) }) : undefined,
+      readiness: () => this.serviceReadiness(),
+      openai: chat ? this.openAIRouter(chat) : undefined,
       hooks: chat ? webhookRouter(chat.webhooks.trigger, { maxBodyKb: this.config.webhooks.max_body_kb, logger: this.logger.child({ module: 'webhooks' }) }) : undefined,
       // Every API process serves the webhooks of the channels that are on, held here or elsewhere.
       webhooks: () =>
@@ -267,6 +286,24 @@ export class App {
     return this.http.url;
   }
 
+  /** `/v1`: the OpenAI-compatible API, authorised by API tokens like GraphQL. */
+  private openAIRouter(chat: ChatServices) {
+    const api = this.config.channels.api;
+    const authCtx = this.systemCtx('api-auth');
+    return openAIRouter({
+      channel: chat.api.channel,
+      authenticate: async (token) => {
+        const found = await this.services.tokens.verify(authCtx, token);
+        return found ? { user: found.user, tokenId: found.apiToken.id } : null;
+      },
+      rateLimit: (tokenId) => chat.api.rateLimit.consume(tokenId),
+      limits: { maxMessages: api.max_messages, maxMessageChars: api.max_message_chars, maxImages: api.max_images, maxImageBytes: api.max_image_kb * 1024 },
+      maxBodyKb: api.max_body_kb,
+      enabled: () => api.enabled,
+      logger: this.logger.child({ module: 'api' }),
+    });
+  }
+
   private metricsEndpoint() {
     return this.config.metrics.enabled ? { render: () => this.metrics.render(), check: metricsAccess(this.config.metrics.token).check } : undefined;
   }
@@ -277,7 +314,7 @@ export class App {
     this.http = await startOpsServer({
       host: this.config.server.host,
       port: this.config.server.port,
-      readiness: () => this.readiness(),
+      readiness: () => this.serviceReadiness(),
       metrics: this.metricsEndpoint(),
       logger: this.logger.child({ module: 'http' }),
     });
@@ -320,10 +357,12 @@ export class App {
   /** Starts what the role runs: the API, the workers and/or the channels (`muninn serve --role`). */
   async run(role: Role): Promise<void> {
     const plan = ROLES[role];
+    this.starting = true;
     if (plan.api) await this.listen();
     else await this.listenOps();
     if (plan.workers) await this.startWorkers();
     if (plan.channels) await this.startChannels(role);
+    this.starting = false;
   }
 
   private requireChat(what: string): ChatServices {
@@ -348,6 +387,24 @@ export class App {
     };
   }
 
+  /** /readyz: the database and Redis answer, start-up work is done and the process is not stopping. */
+  private async serviceReadiness(): Promise<Record<string, string | null>> {
+    return {
+      ...(await this.readiness()),
+      startup: this.stopping ? 'shutting down' : this.starting ? 'starting' : null,
+    };
+  }
+
+  /**
+   * A clean stop (SIGTERM/SIGINT): /readyz turns 503 at once, channels stop taking messages, running turns
+   * get `shutdown_timeout_ms` to finish before they are handed back to the queue, subscriptions are closed
+   * (1001 going away), then Redis (the managed server too) and the database.
+   */
+  async shutdown(): Promise<void> {
+    this.stopping = true;
+    await this.dispose();
+  }
+
   async dispose(): Promise<void> {
     await this.stack.dispose((name, err) => this.logger.error({ err, resource: name }, 'error while shutting down'));
     this.logger.flush?.();
@@ -361,7 +418,7 @@ function registerConfigSecrets(redactor: SecretRedactor, config: AppConfig): voi
   for (const provider of Object.values(config.ai.providers)) {
     if (provider.api_key_env) redactor.add(process.env[provider.api_key_env]);
   }
-  for (const name of ['MUNINN_MODEL_API_KEY', 'OPENAI_API_KEY', 'OPENROUTER_API_KEY', 'NVIDIA_API_KEY', 'MUNINN_TOKEN']) {
+  for (const name of ['MUNINN_MODEL_API_KEY', 'OPENAI_API_KEY', 'OPENROUTER_API_KEY', 'NVIDIA_API_KEY', 'MUNINN_TOKEN', 'MUNINN_SECRET_KEY']) {
     redactor.add(process.env[name]);
   }
   if (config.redis.url) {

@@ -20,14 +20,18 @@ import { Ctx } from '../common/ctx';
 import { DeliveryService } from '../channels/delivery';
 import { ChannelOverview } from '../channels/policies/channel-overview';
 import { WebChannel } from '../channels/web/web-channel';
+import { ApiChannel, ImageFetcher, isStatelessApiSession } from '../channels/api';
+import { RedisClientRequests } from '../redis/redis-client-requests';
+import { RedisApiRateLimit } from '../redis/redis-api-rate-limit';
 import type { SenderPolicy } from '../channels/inbound-pipeline';
 import { AgentLoop, ModelCallExecutor, NO_MEMORIES } from '../modules/agent';
 import type { AuditService } from '../modules/audit';
 import { SlashCommandService } from '../modules/commands';
 import { RunningTurns, SessionRotation, TurnControl, TurnRunner, TurnService } from '../modules/conversation';
 import { HousekeepingService } from '../modules/maintenance';
-import type { MemoryService } from '../modules/memory';
-import { estimateMessages, ModelCallService, ModelRouter } from '../modules/models';
+import { MemoryReindexCommands, type MemoryService } from '../modules/memory';
+import { estimateMessages, loggedExecutor, ModelCallService, ModelRouter, ProviderHealthService } from '../modules/models';
+import { RedisProviderCallLog } from '../redis/redis-provider-call-log';
 import { PairingService, registerPairingCommands } from '../modules/pairing';
 import type { PluginSettingService } from '../modules/plugins';
 import { Session, SessionLifecycleService, SessionMaintenanceService, type SessionService } from '../modules/sessions';
@@ -42,6 +46,7 @@ import { ModelCallQueues } from '../../jobs/model-calls';
 import { summaryJobs } from '../../jobs/summarizer';
 import { turnJobs } from '../../jobs/turns';
 import { skillSyncJobs } from '../../jobs/skills';
+import { memoryReindexJobs } from '../../jobs/memory';
 import { BullJobProgress } from '../../jobs/job-progress';
 import { QUEUES } from '../../jobs/queues';
 import { JobProgressService } from '../modules/queues';
@@ -117,6 +122,8 @@ export interface ChatServices {
   beats: BeatLayer;
   /** Skills: folder sync, `/skills`, the agent's skill slot. */
   skills: SkillLayer;
+  /** The OpenAI-compatible API (`/v1`): the channel and the per-token rate limit. */
+  api: { channel: ApiChannel; rateLimit: RedisApiRateLimit };
   /** Webhooks: CRUD for GraphQL and the `/hooks/<name>` trigger. */
   webhooks: { service: WebhookService; trigger: WebhookTrigger };
   /** The agent's outbound port: replies to their chats, webhook results to the hook's target. */
@@ -125,6 +132,10 @@ export interface ChatServices {
   documents: DocumentLayer | null;
   /** `jobProgress(jobId)`: updates of background jobs started through the API (skill syncs, document ingestion). */
   jobProgress: JobProgressService;
+  /** Providers & models: probes, recent latency and errors, test calls. */
+  providerHealth: ProviderHealthService;
+  /** `reindexMemories`: queues a re-index of the memory search index. */
+  memoryReindex: MemoryReindexCommands;
   /** Sets the unknown-sender policy of a channel (pairing, open, allowlist, disabled). */
   setPolicy(channel: string, policy: SenderPolicy): void;
   /** Closes the queue producers and the model router. */
@@ -177,9 +188,10 @@ export async function buildChatServices(deps: ChatDeps): Promise<ChatServices> {
     const s = await db.repo(Ctx.system(logger, 'live-replies'), Session).findOneBy({ id: sessionId });
     return s ? { channel: s.channel, chatId: s.chatId } : null;
   });
+  const callLog = new RedisProviderCallLog(main, prefix, modelLog);
   const models = new ModelCallService(
     router,
-    { jobs: modelQueues, executor: meteredExecutor(new ModelCallExecutor(liveReplies), metrics), marks: new RedisInteractiveMarks(main, prefix, config.ai.background_grace_ms) },
+    { jobs: modelQueues, executor: meteredExecutor(loggedExecutor(new ModelCallExecutor(liveReplies), callLog), metrics), marks: new RedisInteractiveMarks(main, prefix, config.ai.background_grace_ms) },
     { backgroundGraceMs: config.ai.background_grace_ms, onFallback: (from, err) => modelLog.warn({ from, err }, 'model call failed; trying the fallback') },
   );
   const outboundQueue = deliveryJobs(queueEnv, q.outbound_attempts);
@@ -210,7 +222,8 @@ export async function buildChatServices(deps: ChatDeps): Promise<ChatServices> {
   }, clock);
   const skillJobs = skillSyncJobs(queueEnv);
   const skills = new SkillLayer({ config, db, audit: deps.audit, plugins: deps.plugins, redis: main, jobs: skillJobs });
-  const jobProgressSource = new BullJobProgress(queueEnv, [QUEUES.skills, QUEUES.ingest]);
+  const jobProgressSource = new BullJobProgress(queueEnv, [QUEUES.skills, QUEUES.memory, QUEUES.ingest]);
+  const reindexJobs = memoryReindexJobs(queueEnv);
   const turns = new TurnService(db, turnControl, events, running, () => config.session.queue_mode);
   const webhookService = new WebhookService(db, deps.users, deps.audit);
   const outbound = new WebhookReplies(delivery, { hooks: webhookService, results: beatLayer.results });
@@ -222,6 +235,14 @@ export async function buildChatServices(deps: ChatDeps): Promise<ChatServices> {
     limiter: new RedisWebhookRateLimit(main, { prefix, perMinute: config.webhooks.rate_per_minute }, logger.child({ module: 'webhooks' })),
     logger: logger.child({ module: 'webhooks' }),
   });
+  const clientRequests = new RedisClientRequests(main, prefix);
+  const summarizeExchanges = withoutWebhookTurns(
+    new AutoSummarizer(summaryQueue, {
+      mode: () => config.session.summarizer_mode,
+      batch: () => config.session.summarizer_batch,
+      idleMs: () => config.session.summarizer_idle_seconds * 1000,
+    }),
+  );
   const agent = new AgentLoop(
     {
       db,
@@ -234,13 +255,9 @@ export async function buildChatServices(deps: ChatDeps): Promise<ChatServices> {
       skills: skills.prompter,
       outbound,
       usage,
-      exchange: withoutWebhookTurns(
-        new AutoSummarizer(summaryQueue, {
-          mode: () => config.session.summarizer_mode,
-          batch: () => config.session.summarizer_batch,
-          idleMs: () => config.session.summarizer_idle_seconds * 1000,
-        }),
-      ),
+      // A stateless API request is the client's conversation, not one Muninn keeps: no memories from it.
+      exchange: { afterExchange: (ctx, s, ex) => (isStatelessApiSession(s) ? Promise.resolve() : summarizeExchanges.afterExchange(ctx, s, ex)) },
+      clientRequests,
       compactor: new CompactionValve(compaction, db, () => config.session.compact_threshold),
       presence: channels,
     },
@@ -268,6 +285,20 @@ export async function buildChatServices(deps: ChatDeps): Promise<ChatServices> {
   registerBeatCommands(commands, beats.beats);
   const { pipeline, policies } = createInboundPipeline({ config, logger, db, redis: main, users: deps.users, pairing, lifecycle, rotation, turns, commands, events, notices: delivery, clock });
   const web = new WebChannel(pipeline, deps.users, deps.sessions, (channel) => config.channels[channel].enabled, () => redis.unreachable());
+  const api = new ApiChannel({
+    db,
+    pipeline,
+    lifecycle,
+    events,
+    turns: turnControl,
+    requests: clientRequests,
+    serverToolNames: () => tools.registry.all().map((t) => t.name),
+    images: new ImageFetcher({ maxBytes: config.channels.api.max_image_kb * 1024 }),
+    audit: deps.audit,
+    logger: logger.child({ module: 'api' }),
+    aliases: () => config.channels.api.models,
+  });
+  const apiRateLimit = new RedisApiRateLimit(main, { prefix, perMinute: config.channels.api.rate_per_minute }, logger.child({ module: 'api' }));
   const sessionMaintenance = new SessionMaintenanceService(db, deps.sessions, turnControl, events, clock);
   const housekeeping = new HousekeepingService({ sessions: sessionMaintenance, approvals: tools.approvals, retentionDays: () => config.session.retention_days });
   const maintenance = maintenanceJobs(queueEnv, MAINTENANCE_EVERY_MS);
@@ -308,11 +339,14 @@ export async function buildChatServices(deps: ChatDeps): Promise<ChatServices> {
     skills,
     documents,
     webhooks: { service: webhookService, trigger: webhookTrigger },
+    api: { channel: api, rateLimit: apiRateLimit },
     outbound,
     jobProgress: new JobProgressService(jobProgressSource, documents ? [(ctx, jobId) => documents.service.ownsJob(ctx, jobId)] : []),
+    providerHealth: new ProviderHealthService(router, callLog),
+    memoryReindex: new MemoryReindexCommands(reindexJobs),
     setPolicy: (channel, policy) => void policies.set(channel, policy),
     close: async () => {
-      for (const producer of [turnQueue, modelQueues, outboundQueue, maintenance, summaryQueue, beats, skillJobs, jobProgressSource]) await producer.close();
+      for (const producer of [turnQueue, modelQueues, outboundQueue, maintenance, summaryQueue, beats, skillJobs, reindexJobs, jobProgressSource]) await producer.close();
       await documents?.close();
       await liveness.stop();
       await router.dispose();
