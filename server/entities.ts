@@ -17,6 +17,7 @@ import { AuditEntry } from './modules/audit';
 import { UsageRecord } from './modules/usage';
 import { Webhook } from './modules/webhooks';
 import { Document, DocumentChunk } from './modules/documents';
+import { VoicePreference } from './modules/voice';
 
 /** Every entity of the data model, in one explicit list (no globbing); handed to the data source by its callers. */
 export const ENTITIES = [
@@ -40,4 +41,5 @@ export const ENTITIES = [
   Webhook,
   Document,
   DocumentChunk,
+  VoicePreference,
 ] as const;
