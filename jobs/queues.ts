@@ -17,6 +17,7 @@ export const QUEUES = {
   heartbeat: 'heartbeat',
   skills: 'skills',
   exports: 'exports',
+  ingest: 'ingest',
   voice: 'voice',
   memory: 'memory',
   modelCalls: (provider: string) => `model-calls.${provider}`,
@@ -57,6 +58,11 @@ export interface JobMap {
     /** Builds the export archive of one user (GraphQL `exportUserData`); progress: `{ done, total }` tables. */
     data: { ctx: SerializedCtx; exportId: string; userId: string };
     result: ExportResult;
+  };
+  'document.ingest': {
+    /** Extracts, chunks, embeds and indexes one document; progress: percent (0–100). */
+    data: { ctx: SerializedCtx; documentId: string };
+    result: { status: string; chunks: number };
   };
   'voice.transcribe': {
     /** Transcribes a stashed voice note and submits the transcript as the sender's message. */

@@ -7,7 +7,8 @@ import type { Ctx } from '../common/ctx';
 import type { Db } from '../persistence/db';
 import type { AuditService } from '../modules/audit';
 import { Beat, type BeatScheduler } from '../modules/beats';
-import { MemoryEmbedding, MemoryIndexEntry, type MemoryStore } from '../modules/memory';
+import { MemoryEmbedding, MemoryIndexEntry, userOwner, type MemoryStore } from '../modules/memory';
+import { chunkItemId } from '../modules/documents';
 import { UserDataService, type ErasureScope, type ExportTickets, type UserErasureHook, type UserExportJobs } from '../modules/userdata';
 
 /** Folders of the data folder never searched for a user's files (the database's and the services' own). */
@@ -18,7 +19,9 @@ export function memoryErasure(db: Db, store: MemoryStore): UserErasureHook {
   return {
     name: 'memory index',
     async erase(ctx: Ctx, scope: ErasureScope): Promise<number> {
-      const ids = [...(scope.ids.get('memories') ?? [])];
+      // Their memories, their documents' chunks, and whatever else the index holds privately for them.
+      const ids = [...(scope.ids.get('memories') ?? []), ...(scope.ids.get('document_chunks') ?? []).map(chunkItemId)];
+      for (const e of await db.repo(ctx, MemoryIndexEntry).find({ where: { owner: userOwner(scope.userId) }, select: { itemId: true } })) ids.push(e.itemId);
       if (!ids.length) return 0;
       const hashes = new Set<string>();
       for (let i = 0; i < ids.length; i += 500) {
@@ -56,18 +59,22 @@ export function beatErasure(db: Db, scheduler: BeatScheduler): UserErasureHook {
   };
 }
 
-/** The files part: every file or folder of the data folder named after the user (workspace, exports, …). */
+/**
+ * The files part: every file or folder of the data folder named after the user (workspace, exports) or
+ * after one of their rows (a document's original file, `documents/<id>`).
+ */
 export function fileErasure(dataDir: string): UserErasureHook {
   return {
     name: 'files',
     async erase(_ctx: Ctx, scope: ErasureScope): Promise<number> {
       if (scope.userId.length < 32) return 0; // never a prefix that names other files
       let n = 0;
+      const owned = new Set([...scope.ids.values()].flat());
       const visit = async (dir: string, depth: number) => {
         for (const entry of await readdir(dir, { withFileTypes: true }).catch(() => [])) {
           if (depth === 0 && SHARED_FOLDERS.has(entry.name)) continue;
           const abs = path.join(dir, entry.name);
-          if (entry.name.startsWith(scope.userId)) {
+          if (entry.name.startsWith(scope.userId) || (depth > 0 && owned.has(entry.name))) {
             await rm(abs, { recursive: true, force: true });
             n++;
           } else if (entry.isDirectory() && depth < 2) await visit(abs, depth + 1);

@@ -50,7 +50,7 @@ export class SkillResolver {
 
   @Authorized(TrustLevel.MEMBER)
   @Subscription(() => JobProgress, {
-    description: 'Updates of a background job (syncSkills, exportUserData) from its current state until it completes or fails. ADMINs follow any job; others the jobs they started.',
+    description: 'Updates of a background job (e.g. syncSkills; ADMIN) from its current state until it completes or fails. MEMBERs follow the ingestion of documents they added and the exports of their data they asked for.',
     subscribe: ({ args, context }) => {
       const { ctx, streams } = context as GraphQLContext;
       if (!streams?.jobProgress) throw new Error('job progress is not available on this server');

@@ -1,7 +1,6 @@
 import type { Ctx } from '../../common/ctx';
 import { access } from '../../common/access';
-import { NotFoundError } from '../../common/errors';
-import { TrustLevel } from '../../common/trust';
+import { TrustLevel, trustAtLeast } from '../../common/trust';
 import type { JobState } from './queue-inspector';
 
 /** One step of a background job that a client follows (`jobProgress(jobId)`). */
@@ -25,22 +24,31 @@ export interface JobProgressUpdate {
  */
 export interface JobProgressSource {
   follow(jobId: string): Promise<AsyncIterableIterator<JobProgressUpdate>>;
-  /** The user who started the job (from its payload's context), null for the system or an unknown job. */
-  requesterOf(jobId: string): Promise<string | null>;
 }
 
+/** Port: whether a user below ADMIN may follow this job (e.g. the ingestion of a document they added). */
+export type JobFollowRule = (ctx: Ctx, jobId: string) => Promise<boolean>;
+
 /**
- * `jobProgress(jobId)`: ADMINs follow any job (skill syncs are theirs); MEMBERs and above follow the jobs
- * they started themselves (their data exports). Someone else's job is NOT_FOUND, as an unknown one.
+ * `jobProgress(jobId)`: ADMINs follow any job (skill syncs are started by ADMINs); others only jobs a
+ * rule grants them (their own document ingestion).
  */
 export class JobProgressService {
-  constructor(private readonly source: JobProgressSource) {}
+  constructor(
+    private readonly source: JobProgressSource,
+    private readonly rules: readonly JobFollowRule[] = [],
+  ) {}
 
   async follow(ctx: Ctx, jobId: string): Promise<AsyncIterableIterator<JobProgressUpdate>> {
-    access.requireTrust(ctx, TrustLevel.MEMBER, 'following background jobs');
-    if (!access.seesEveryone(ctx) && (!ctx.userId || (await this.source.requesterOf(jobId)) !== ctx.userId)) {
-      throw new NotFoundError('Job', jobId);
+    if (!access.seesEveryone(ctx)) {
+      const granted = trustAtLeast(ctx.trust, TrustLevel.MEMBER) && (await anyRule(this.rules, ctx, jobId));
+      if (!granted) access.requireTrust(ctx, TrustLevel.ADMIN, 'following background jobs');
     }
     return this.source.follow(jobId);
   }
+}
+
+async function anyRule(rules: readonly JobFollowRule[], ctx: Ctx, jobId: string): Promise<boolean> {
+  for (const rule of rules) if (await rule(ctx, jobId)) return true;
+  return false;
 }

@@ -71,7 +71,7 @@ describe('exportUserData', () => {
   it("hides another user's export job from jobProgress", async () => {
     const requested = await exportAs(client(ada), ada.id);
     const result = await client(bob).wsRun(JOB_PROGRESS, { jobId: requested.jobId });
-    expect(codeOf(result)).toBe('NOT_FOUND');
+    expect(codeOf(result)).toBe('FORBIDDEN');
     await whenReady(requested.downloadUrl);
   });
 

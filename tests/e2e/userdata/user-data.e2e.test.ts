@@ -26,6 +26,8 @@ const ERASE = /* GraphQL */ `mutation Erase($userId: ID!) { eraseUser(userId: $u
 const JOB_PROGRESS = /* GraphQL */ `subscription JobProgress($jobId: ID!) { jobProgress(jobId: $jobId) { jobId queue state percent progress result error } }`;
 const CREATE_MEMORY = /* GraphQL */ `mutation M($input: CreateMemoryInput!) { createMemory(input: $input) { id } }`;
 const CREATE_BEAT = /* GraphQL */ `mutation B($input: CreateBeatInput!) { createBeat(input: $input) { id } }`;
+const ADD_DOCUMENT = /* GraphQL */ `mutation D($input: AddDocumentInput!) { addDocument(input: $input) { id } }`;
+const DOCUMENT = /* GraphQL */ `query Doc($id: ID!) { document(id: $id) { id status } }`;
 const SEARCH = /* GraphQL */ `query S($query: String!) { searchMemories(query: $query, limit: 5) { memory { id content } } }`;
 
 interface Person {
@@ -34,6 +36,7 @@ interface Person {
   marker: string;
   memoryId: string;
   beatId: string;
+  documentId: string;
   sessionIds: string[];
   handle: string;
 }
@@ -51,11 +54,23 @@ async function makePerson(name: 'ada' | 'bob', telegramHandle: string): Promise<
   for (const text of [`hello from ${marker}`, `second note ${marker}`]) sessionIds.add((await send(client, text)).sessionId);
   const memoryId = dataOf(await client.http<{ createMemory: { id: string } }, unknown>(CREATE_MEMORY, { input: { content: `${marker} likes green tea` } })).createMemory.id;
   const beatId = dataOf(await client.http<{ createBeat: { id: string } }, unknown>(CREATE_BEAT, { input: { name: `${name} daily`, cron: '0 7 * * *', kind: 'REMINDER', text: `stand up ${marker}` } })).createBeat.id;
+  const documentId = dataOf(
+    await client.http<{ addDocument: { id: string } }, unknown>(ADD_DOCUMENT, {
+      input: { name: `${name}-notes.txt`, mimeType: 'text/plain', contentBase64: Buffer.from(`Field notes of ${marker}: the orchard has twelve apple trees.`).toString('base64') },
+    }),
+  ).addDocument.id;
+  const deadline = Date.now() + 30_000;
+  for (;;) {
+    const status = dataOf(await client.http<{ document: { status: string } }, unknown>(DOCUMENT, { id: documentId })).document.status;
+    if (status === 'READY') break;
+    if (status === 'FAILED' || Date.now() > deadline) throw new Error(`document ingestion ended ${status}`);
+    await new Promise((r) => setTimeout(r, 100));
+  }
   await t.app.services.users.linkIdentity(t.app.systemCtx('test'), user.id, 'telegram', telegramHandle);
   const ws = path.join(t.dataDir, 'workspaces', user.id);
   mkdirSync(ws, { recursive: true });
   writeFileSync(path.join(ws, 'MEMORY.md'), `# Notes\n${marker} keeps a garden.\n`);
-  return { user, client, marker, memoryId, beatId, sessionIds: [...sessionIds], handle: telegramHandle };
+  return { user, client, marker, memoryId, beatId, documentId, sessionIds: [...sessionIds], handle: telegramHandle };
 }
 
 /** Follows a job to its end over the WebSocket; returns every update. */
@@ -137,6 +152,8 @@ describe('exportUserData', () => {
     expect(rows('memories.jsonl').map((m) => m.id)).toContain(ada.memoryId);
     expect(rows('beats.jsonl').map((b) => b.id)).toEqual([ada.beatId]);
     expect(rows('usage.jsonl').length).toBeGreaterThanOrEqual(2);
+    expect(rows('documents.jsonl').map((d) => d.id)).toEqual([ada.documentId]);
+    expect(rows('document_chunks.jsonl').map((c) => c.content).join(' ')).toContain(`Field notes of ${ada.marker}`);
     expect(files.get('workspace/MEMORY.md')).toContain(`${ada.marker} keeps a garden.`);
     const manifest = JSON.parse(files.get('manifest.json')!) as { format: string; userId: string; tables: Record<string, number> };
     expect(manifest).toMatchObject({ format: 'muninn-user-export', userId: ada.user.id });
@@ -146,7 +163,7 @@ describe('exportUserData', () => {
   it('holds nothing of any other user, and no token hash', () => {
     const bob = people.bob;
     const all = [...files.values()].join('\n');
-    for (const needle of [bob.user.id, bob.marker, bob.memoryId, bob.beatId, ...bob.sessionIds, t.ownerToken]) expect(all).not.toContain(needle);
+    for (const needle of [bob.user.id, bob.marker, bob.memoryId, bob.beatId, bob.documentId, ...bob.sessionIds, t.ownerToken]) expect(all).not.toContain(needle);
     for (const row of rows('api_tokens.jsonl')) expect(Object.keys(row)).not.toContain('tokenHash');
   });
 });
@@ -159,8 +176,10 @@ describe('eraseUser', () => {
       ((await t.app.db.dataSource.query(`SELECT count(*) AS n FROM messages WHERE "sessionId" IN (${people.bob.sessionIds.map((_, i) => (t.app.db.kind === 'postgres' ? `$${i + 1}` : '?')).join(', ')})`, people.bob.sessionIds)) as Array<{ n: number }>)[0]!.n,
     );
     const ada = people.ada;
-    // Ada's index holds a vector for her memory before the erasure.
+    // Ada's index holds her memory and her document's chunks (with vectors) before the erasure.
     expect((await scanTables(t, [ada.memoryId])).length).toBeGreaterThan(1);
+    expect((await scanTables(t, [ada.documentId])).length).toBeGreaterThan(2);
+    expect(scanFiles(t.dataDir, [ada.documentId]).length).toBeGreaterThan(0);
   });
 
   it('leaves no row, vector, Redis key or file of the user, and an anonymous tombstone', async () => {
@@ -169,7 +188,7 @@ describe('eraseUser', () => {
     expect(report.existed).toBe(true);
     expect(report.tables).toMatchObject({ users: 1, identities: 1, sessions: ada.sessionIds.length, memories: expect.any(Number), beats: 1 });
     expect(report.outside['memory index']).toBeGreaterThanOrEqual(1);
-    const needles = [ada.user.id, ada.marker, ada.memoryId, ada.beatId, ...ada.sessionIds];
+    const needles = [ada.user.id, ada.marker, ada.memoryId, ada.beatId, ada.documentId, ...ada.sessionIds];
     expect(await scanTables(t, needles)).toEqual([]);
     expect(await scanRedis(t, needles)).toEqual([]);
     expect(scanFiles(t.dataDir, needles)).toEqual([]);
@@ -186,8 +205,8 @@ describe('eraseUser', () => {
       ((await t.app.db.dataSource.query(`SELECT count(*) AS n FROM messages WHERE "sessionId" IN (${bob.sessionIds.map((_, i) => (t.app.db.kind === 'postgres' ? `$${i + 1}` : '?')).join(', ')})`, bob.sessionIds)) as Array<{ n: number }>)[0]!.n,
     );
     expect(n).toBe(bobMessagesBefore);
-    const found = dataOf(await bob.client.http<{ searchMemories: Array<{ memory: { id: string } }> }, unknown>(SEARCH, { query: 'green tea' })).searchMemories;
-    expect(found.map((h) => h.memory.id)).toContain(bob.memoryId);
+    const found = dataOf(await bob.client.http<{ searchMemories: Array<{ memory: { id: string } | null }> }, unknown>(SEARCH, { query: 'green tea' })).searchMemories;
+    expect(found.map((h) => h.memory?.id)).toContain(bob.memoryId);
     expect((await scanTables(t, [bob.user.id])).length).toBeGreaterThan(5);
   });
 
