@@ -222,6 +222,7 @@ export class App {
         skills: { service: chat.skills.service, syncCommands: chat.skills.syncCommands },
         jobProgress: chat.jobProgress,
         webhooks: chat.webhooks.service,
+        selfLink: chat.selfLink,
       },
     };
   }

@@ -53,6 +53,8 @@ import type { MemoryLayer } from './memory-layer';
 import { createToolLayer, type ToolLayer } from './tool-layer';
 import { createChannelTransports } from './channel-transports';
 import { createInboundPipeline } from './inbound-layer';
+import { IdentityLinkService } from '../modules/linking';
+import { RedisLinkCodes } from '../redis/redis-link-codes';
 import { createBeatLayer, type BeatLayer } from './beat-layer';
 import { registerBeatCommands, type ResultChannels } from '../modules/beats';
 
@@ -122,6 +124,8 @@ export interface ChatServices {
   outbound: OutboundSender;
   /** `jobProgress(jobId)`: updates of background jobs started through the API (skill syncs). */
   jobProgress: JobProgressService;
+  /** Linking a Telegram or WhatsApp handle by its user: codes for the console, `/link CODE` in chat. */
+  selfLink: IdentityLinkService;
   /** Sets the unknown-sender policy of a channel (pairing, open, allowlist, disabled). */
   setPolicy(channel: string, policy: SenderPolicy): void;
   /** Closes the queue producers and the model router. */
@@ -261,7 +265,8 @@ export async function buildChatServices(deps: ChatDeps): Promise<ChatServices> {
   skills.registerCommands(commands);
   registerPairingCommands(commands, { pairing, users: deps.users });
   registerBeatCommands(commands, beats.beats);
-  const { pipeline, policies } = createInboundPipeline({ config, logger, db, redis: main, users: deps.users, pairing, lifecycle, rotation, turns, commands, events, notices: delivery, clock });
+  const selfLink = new IdentityLinkService({ users: deps.users, audit: deps.audit, store: new RedisLinkCodes(main, prefix), clock });
+  const { pipeline, policies } = createInboundPipeline({ config, logger, db, redis: main, users: deps.users, pairing, lifecycle, rotation, turns, commands, events, notices: delivery, clock, linker: selfLink });
   const web = new WebChannel(pipeline, deps.users, deps.sessions, (channel) => config.channels[channel].enabled, () => redis.unreachable());
   const sessionMaintenance = new SessionMaintenanceService(db, deps.sessions, turnControl, events, clock);
   const housekeeping = new HousekeepingService({ sessions: sessionMaintenance, approvals: tools.approvals, retentionDays: () => config.session.retention_days });
@@ -304,6 +309,7 @@ export async function buildChatServices(deps: ChatDeps): Promise<ChatServices> {
     webhooks: { service: webhookService, trigger: webhookTrigger },
     outbound,
     jobProgress: new JobProgressService(jobProgressSource),
+    selfLink,
     setPolicy: (channel, policy) => void policies.set(channel, policy),
     close: async () => {
       for (const producer of [turnQueue, modelQueues, outboundQueue, maintenance, summaryQueue, beats, skillJobs, jobProgressSource]) await producer.close();
