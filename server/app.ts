@@ -33,6 +33,7 @@ import { ROLES, type Role } from './composition/roles';
 import { startHttpServer, type RunningHttpServer } from './http/http-server';
 import { startOpsServer } from './http/ops-server';
 import { webhookRouter } from './http/webhook-endpoint';
+import { openAIRouter } from './http/openai-endpoint';
 import { QueueService } from './modules/queues';
 import { metricsAccess, PromMetrics } from './metrics';
 import { BullQueueInspector, queueNames } from '../jobs/queue-inspector';
@@ -70,6 +71,9 @@ export class App {
   private http: RunningHttpServer | null = null;
   private workersStarted = false;
   private channelsStarted = false;
+  /** `run` is doing its start-up work (beats and skills synced, workers and channels started). */
+  private starting = false;
+  private stopping = false;
 
   private constructor(
     readonly config: AppConfig,
@@ -240,6 +244,8 @@ export class App {
       host: this.config.server.host,
       port: this.config.server.port,
       bodyLimitKb: this.config.server.body_limit_kb,
+      // A compressed body of the OpenAI-compatible API may decode to its own (larger, images) limit.
+      decodedBodyLimitBytes: (url) => (url.startsWith('/v1/') ? this.config.channels.api.max_body_kb : this.config.server.body_limit_kb) * 1024,
       explorer,
       publicIntrospection: this.config.graphql.public_introspection ?? process.env.NODE_ENV !== 'production',
       schema,
@@ -253,7 +259,8 @@ export class App {
         streams: createStreams(api, this.config.graphql.subscription_recheck_ms, this.metrics),
       }),
       metrics: this.metricsEndpoint(),
-      readiness: () => this.readiness(),
+      readiness: () => this.serviceReadiness(),
+      openai: chat ? this.openAIRouter(chat) : undefined,
       hooks: chat ? webhookRouter(chat.webhooks.trigger, { maxBodyKb: this.config.webhooks.max_body_kb, logger: this.logger.child({ module: 'webhooks' }) }) : undefined,
       // Every API process serves the webhooks of the channels that are on, held here or elsewhere.
       webhooks: () =>
@@ -267,6 +274,24 @@ export class App {
     return this.http.url;
   }
 
+  /** `/v1`: the OpenAI-compatible API, authorised by API tokens like GraphQL. */
+  private openAIRouter(chat: ChatServices) {
+    const api = this.config.channels.api;
+    const authCtx = this.systemCtx('api-auth');
+    return openAIRouter({
+      channel: chat.api.channel,
+      authenticate: async (token) => {
+        const found = await this.services.tokens.verify(authCtx, token);
+        return found ? { user: found.user, tokenId: found.apiToken.id } : null;
+      },
+      rateLimit: (tokenId) => chat.api.rateLimit.consume(tokenId),
+      limits: { maxMessages: api.max_messages, maxMessageChars: api.max_message_chars, maxImages: api.max_images, maxImageBytes: api.max_image_kb * 1024 },
+      maxBodyKb: api.max_body_kb,
+      enabled: () => api.enabled,
+      logger: this.logger.child({ module: 'api' }),
+    });
+  }
+
   private metricsEndpoint() {
     return this.config.metrics.enabled ? { render: () => this.metrics.render(), check: metricsAccess(this.config.metrics.token).check } : undefined;
   }
@@ -277,7 +302,7 @@ export class App {
     this.http = await startOpsServer({
       host: this.config.server.host,
       port: this.config.server.port,
-      readiness: () => this.readiness(),
+      readiness: () => this.serviceReadiness(),
       metrics: this.metricsEndpoint(),
       logger: this.logger.child({ module: 'http' }),
     });
@@ -320,10 +345,12 @@ export class App {
   /** Starts what the role runs: the API, the workers and/or the channels (`muninn serve --role`). */
   async run(role: Role): Promise<void> {
     const plan = ROLES[role];
+    this.starting = true;
     if (plan.api) await this.listen();
     else await this.listenOps();
     if (plan.workers) await this.startWorkers();
     if (plan.channels) await this.startChannels(role);
+    this.starting = false;
   }
 
   private requireChat(what: string): ChatServices {
@@ -346,6 +373,24 @@ export class App {
       database: await check(() => this.db.ping()),
       redis: redisClient ? await check(() => redisClient.ping()) : 'not connected',
     };
+  }
+
+  /** /readyz: the database and Redis answer, start-up work is done and the process is not stopping. */
+  private async serviceReadiness(): Promise<Record<string, string | null>> {
+    return {
+      ...(await this.readiness()),
+      startup: this.stopping ? 'shutting down' : this.starting ? 'starting' : null,
+    };
+  }
+
+  /**
+   * A clean stop (SIGTERM/SIGINT): /readyz turns 503 at once, channels stop taking messages, running turns
+   * get `shutdown_timeout_ms` to finish before they are handed back to the queue, subscriptions are closed
+   * (1001 going away), then Redis (the managed server too) and the database.
+   */
+  async shutdown(): Promise<void> {
+    this.stopping = true;
+    await this.dispose();
   }
 
   async dispose(): Promise<void> {
