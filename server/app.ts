@@ -9,6 +9,8 @@ import { DisposableStack } from './common/disposable';
 import { createLogger, type Logger } from './common/logger';
 import { SecretRedactor } from './common/secret-redactor';
 import { SecretBox } from './common/secret-box';
+import { securePrivateFolder } from './persistence/data-folder';
+import { appVersion } from './common/app-version';
 import { TrustLevel } from './common/trust';
 import { Db } from './persistence/db';
 import { openDatabase } from './persistence/data-source';
@@ -70,6 +72,8 @@ export interface Services {
 export class App {
   private http: RunningHttpServer | null = null;
   private workersStarted = false;
+  /** When this process built its services (`serverInfo.uptimeSeconds`). */
+  readonly startedAt = new Date();
   private channelsStarted = false;
   /** `run` is doing its start-up work (beats and skills synced, workers and channels started). */
   private starting = false;
@@ -99,6 +103,7 @@ export class App {
     const stack = new DisposableStack();
     const metrics = new PromMetrics();
     try {
+      securePrivateFolder(config.data_dir);
       const { dataSource, applied } = await openDatabase(config, ENTITIES);
       stack.add('database', () => dataSource.destroy());
       if (applied.length) logger.info({ migrations: applied }, 'applied database migrations');
@@ -210,6 +215,7 @@ export class App {
       audit: s.audit,
       pairing: chat?.pairing ?? new PairingService(this.db, s.audit, s.users, null),
       queues: chat && this.redis ? new QueueService(this.queueInspector(chat), s.audit) : null,
+      serverInfo: { version: appVersion(), startedAt: this.startedAt },
       chat: chat && {
         web: chat.web,
         rotation: chat.rotation,
@@ -227,6 +233,8 @@ export class App {
         jobProgress: chat.jobProgress,
         webhooks: chat.webhooks.service,
         selfLink: chat.selfLink,
+        providerHealth: chat.providerHealth,
+        memoryReindex: chat.memoryReindex,
       },
     };
   }

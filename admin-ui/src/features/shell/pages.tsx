@@ -14,6 +14,7 @@ import { BeatsPage } from '../beats/beats.page';
 import { SkillsPage } from '../skills/skills.page';
 import { WebhooksPage } from '../webhooks/webhooks.page';
 import { AccountPage } from '../account/account.page';
+import { ModelsPage } from '../models/models.page';
 
 export interface PageDef {
   path: string;
@@ -37,6 +38,7 @@ export const PAGES: PageDef[] = [
   { path: '/tools', title: 'Tools & channels', minTrust: 'ADMIN', section: 'Administration', component: ToolsPage },
   { path: '/skills', title: 'Skills', minTrust: 'ADMIN', section: 'Administration', component: SkillsPage },
   { path: '/webhooks', title: 'Webhooks', minTrust: 'ADMIN', section: 'Administration', component: WebhooksPage },
+  { path: '/models', title: 'Providers & models', minTrust: 'ADMIN', section: 'Administration', component: ModelsPage },
   { path: '/queues', title: 'Queues', minTrust: 'ADMIN', section: 'Administration', component: QueuesPage },
   { path: '/usage', title: 'Usage', minTrust: 'ADMIN', section: 'Administration', component: UsagePage },
   { path: '/audit', title: 'Audit log', minTrust: 'ADMIN', section: 'Administration', component: AuditPage },
