@@ -243,7 +243,7 @@ describe('admin console in a browser', () => {
     await page.getByRole('button', { name: /Menu/ }).waitFor();
     await screenshotBoth(page, 'chat-phone');
     await page.setViewportSize({ width: 1280, height: 800 });
-  });
+  }, 120_000);
 
   it('a MEMBER sees only their own pages and data; admin pages and other users\' data are refused (UI and GraphQL)', async () => {
     const ownerSession = (await send(owner, '/whoami')).sessionId;

@@ -9,7 +9,6 @@ import { FakeTelegramServer } from '../../support/fakes/fake-telegram-server';
 import { createUserWithToken, eventually, send } from '../../support/chat-helpers';
 import { dataOf, type GraphQLTestClient } from '../../support/graphql-client';
 import { launchBrowser, screenshotBoth } from '../../support/browser';
-import { seriousViolationsBoth } from '../../support/axe';
 import { newBotToken } from '../telegram/telegram-kit';
 
 const run = promisify(execFile);
@@ -33,7 +32,7 @@ function systemPrompt(req: RecordedRequest | undefined): string {
 /**
  * Issue 28 (first half): the beats, skills, webhooks and account pages in a real Chromium against a real
  * server (SQLite or PostgreSQL, Redis, BullMQ workers) with the fake model and a fake Telegram Bot API.
- * Each page is checked with axe-core in light and dark and saved to tests/artifacts/.
+ * Each page is saved to tests/artifacts/ in light and dark, and checked there with axe-core (screenshotBoth).
  */
 describe('console pages: beats, skills, webhooks, account', () => {
   let t: TestApp;
@@ -144,7 +143,6 @@ describe('console pages: beats, skills, webhooks, account', () => {
       expect(item).not.toMatch(/Sat|Sun/);
     }
     await screenshotBoth(page, 'beat-form');
-    expect(await seriousViolationsBoth(page)).toEqual([]);
     await form.getByRole('button', { name: 'Create beat' }).click();
     await page.getByRole('heading', { name: 'morning digest' }).waitFor();
   });
@@ -158,7 +156,6 @@ describe('console pages: beats, skills, webhooks, account', () => {
     await runsTable.getByText('OK', { exact: true }).waitFor();
     const sessionLink = runsTable.getByRole('link', { name: /^cron:/ });
     await screenshotBoth(page, 'beat-detail');
-    expect(await seriousViolationsBoth(page)).toEqual([]);
     await sessionLink.click();
     await page.getByText('Transcript').waitFor();
     await page.getByText(/^cron:/).first().waitFor();
@@ -169,7 +166,6 @@ describe('console pages: beats, skills, webhooks, account', () => {
     await row.getByText('At 07:30, Monday through Friday').waitFor();
     await row.getByText('Europe/Berlin').waitFor();
     await screenshotBoth(page, 'beats');
-    expect(await seriousViolationsBoth(page)).toEqual([]);
     // Disable from the list.
     await row.getByRole('switch', { name: 'morning digest enabled' }).click();
     await eventually(async () => (await row.getByRole('switch').getAttribute('aria-checked')) === 'false' || undefined);
@@ -177,7 +173,6 @@ describe('console pages: beats, skills, webhooks, account', () => {
     await open(page, '/beats');
     await page.getByRole('button', { name: /Menu/ }).waitFor();
     await screenshotBoth(page, 'beats-phone');
-    expect(await seriousViolationsBoth(page)).toEqual([]);
     await page.setViewportSize({ width: 1280, height: 860 });
   });
 
@@ -198,7 +193,6 @@ describe('console pages: beats, skills, webhooks, account', () => {
     expect(await preview.getByRole('link').count()).toBe(0);
     expect(await page.evaluate('window.__pwned')).toBeUndefined();
     await screenshotBoth(page, 'skills');
-    expect(await seriousViolationsBoth(page)).toEqual([]);
 
     const promptOf = async (text: string) => {
       await send(owner, text);
@@ -232,7 +226,6 @@ describe('console pages: beats, skills, webhooks, account', () => {
     await deliveries.getByText('DONE').waitFor({ timeout: 20_000 });
     await deliveries.getByRole('link', { name: /^turn / }).waitFor();
     await screenshotBoth(page, 'webhooks');
-    expect(await seriousViolationsBoth(page)).toEqual([]);
 
     // Rotating: the old secret is refused, the new one works; disabled hooks refuse too.
     await page.getByRole('button', { name: 'Rotate secret' }).click();
@@ -264,7 +257,6 @@ describe('console pages: beats, skills, webhooks, account', () => {
       await m.getByText('No beats yet').waitFor();
       expect(await m.getByRole('button', { name: 'New beat' }).count()).toBe(0);
       await screenshotBoth(m, 'beats-member');
-      expect(await seriousViolationsBoth(m)).toEqual([]);
 
       await open(m, '/account');
       await m.getByTestId('base-url').getByText(`${t.url}/v1`).waitFor();
@@ -285,7 +277,6 @@ describe('console pages: beats, skills, webhooks, account', () => {
       const command = ((await m.getByTestId('link-command').textContent()) ?? '').trim();
       expect(command).toMatch(/^\/link [A-Z2-9]{8}$/);
       await screenshotBoth(m, 'account');
-      expect(await seriousViolationsBoth(m)).toEqual([]);
       tg.pushMessage({ chatId: 4711, from: { id: 4711, first_name: 'Mia' }, text: command });
       await tg.waitForSent(4711, 2);
       expect(tg.sentTo(4711)[1]!.text).toContain('Linked: this telegram account now belongs to Mia Member');
