@@ -14,7 +14,7 @@ const SETTINGS = /* GraphQL */ `query { pluginSettings { plugin channel enabled 
 const FAILED = /* GraphQL */ `query { queues { name jobs(state: FAILED) { id failedReason } } }`;
 const CREATE_MEMORY = /* GraphQL */ `mutation M($content: String!) { createMemory(input: { content: $content }) { id } }`;
 
-jest.setTimeout(60_000);
+jest.setTimeout(120_000);
 
 function lastUserText(req: RecordedRequest): string {
   const users = (req.body?.messages ?? []).filter((m) => m.role === 'user');
@@ -219,12 +219,13 @@ describe('admin console in a browser', () => {
 
   it('sessions, usage and audit log pages show their data', async () => {
     await open('/sessions');
-    await page.getByRole('link', { name: /^web:/ }).first().click();
+    // Sessions are titled by their first message; the key is shown under it.
+    await page.locator('tr', { hasText: 'web:' }).first().getByRole('link', { name: /^(\/whoami|hello there)$/ }).click();
     await page.getByText('Transcript').waitFor();
     await page.getByText('hello there').first().waitFor();
     await screenshotBoth(page, 'session-detail');
     await open('/sessions');
-    await page.getByRole('link', { name: /^web:/ }).first().waitFor();
+    await page.locator('tr', { hasText: 'web:' }).first().getByRole('link').waitFor();
     await screenshotBoth(page, 'sessions');
     await open('/usage');
     await page.getByRole('img', { name: 'Tokens' }).waitFor();
@@ -243,7 +244,7 @@ describe('admin console in a browser', () => {
     await page.getByRole('button', { name: /Menu/ }).waitFor();
     await screenshotBoth(page, 'chat-phone');
     await page.setViewportSize({ width: 1280, height: 800 });
-  });
+  }, 120_000);
 
   it('a MEMBER sees only their own pages and data; admin pages and other users\' data are refused (UI and GraphQL)', async () => {
     const ownerSession = (await send(owner, '/whoami')).sessionId;
@@ -256,7 +257,7 @@ describe('admin console in a browser', () => {
       // Members land on their chat; the nav has no admin pages.
       await mpage.getByRole('heading', { name: 'Chat' }).waitFor();
       const nav = mpage.getByRole('navigation', { name: 'Main' });
-      expect(await nav.getByRole('link').allTextContents()).toEqual(['Chat', 'Sessions', 'Memories']);
+      expect(await nav.getByRole('link').allTextContents()).toEqual(['Chat', 'Sessions', 'Memories', 'Beats', 'Account']);
       await mpage.goto(`${t.url}/admin/users`);
       await mpage.getByText('Users & trust needs ADMIN trust or higher').waitFor();
       await screenshotBoth(mpage, 'member-forbidden');
