@@ -16,6 +16,7 @@ import { ToolApproval } from './modules/tools';
 import { AuditEntry } from './modules/audit';
 import { UsageRecord } from './modules/usage';
 import { Webhook } from './modules/webhooks';
+import { VoicePreference } from './modules/voice';
 
 /** Every entity of the data model, in one explicit list (no globbing); handed to the data source by its callers. */
 export const ENTITIES = [
@@ -37,4 +38,5 @@ export const ENTITIES = [
   AuditEntry,
   UsageRecord,
   Webhook,
+  VoicePreference,
 ] as const;
