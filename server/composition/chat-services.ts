@@ -27,6 +27,7 @@ import { SlashCommandService } from '../modules/commands';
 import { RunningTurns, SessionRotation, TurnControl, TurnRunner, TurnService } from '../modules/conversation';
 import { HousekeepingService } from '../modules/maintenance';
 import type { MemoryService } from '../modules/memory';
+import type { McpService } from '../modules/mcp';
 import { estimateMessages, ModelCallService, ModelRouter } from '../modules/models';
 import { PairingService, registerPairingCommands } from '../modules/pairing';
 import type { PluginSettingService } from '../modules/plugins';
@@ -69,6 +70,8 @@ export interface ChatDeps {
   memories: MemoryService;
   /** Recall, memory tools and /memories; without it the agent recalls nothing. */
   memory?: MemoryLayer;
+  /** MCP servers whose tools join the registry. */
+  mcp?: McpService;
   /** A model router built around a test provider. @default from `config.ai` */
   router?: ModelRouter;
   /** Time for session resets and retention; tests move it forward. @default SYSTEM_CLOCK */
@@ -194,6 +197,7 @@ export async function buildChatServices(deps: ChatDeps): Promise<ChatServices> {
     users: deps.users,
     notices: delivery,
     extraTools: [...(deps.memory?.tools() ?? []), ...beatLayer.tools],
+    sources: deps.mcp ? [deps.mcp.hub] : [],
   });
   const summaryQueue = summaryJobs(queueEnv);
   const summarizer = new SummarizerService(db, models, deps.memories, deps.users, usage);

@@ -13,6 +13,7 @@ import type { PluginSettingService } from '../modules/plugins';
 import type { JobProgressService, QueueService } from '../modules/queues';
 import type { SkillService, SkillSyncCommands } from '../modules/skills';
 import type { WebhookService } from '../modules/webhooks';
+import type { McpService } from '../modules/mcp';
 import type { SessionMaintenanceService, SessionService } from '../modules/sessions';
 import type { CompactionService } from '../modules/summarizer';
 import type { ToolApprovalService, ToolRegistry } from '../modules/tools';
@@ -30,6 +31,7 @@ import { PairingResolver } from './resolvers/pairing.resolver';
 import { QueueResolver } from './resolvers/queue.resolver';
 import { SkillResolver } from './resolvers/skill.resolver';
 import { WebhookResolver } from './resolvers/webhook.resolver';
+import { McpResolver } from './resolvers/mcp.resolver';
 import { SessionResolver } from './resolvers/session.resolver';
 import { ToolResolver } from './resolvers/tool.resolver';
 import { UserResolver } from './resolvers/user.resolver';
@@ -58,6 +60,8 @@ export interface ApiServices {
   pairing: PairingService;
   /** Queue inspection (needs Redis). */
   queues: QueueService | null;
+  /** MCP servers and users' credentials. */
+  mcp: McpService;
   chat: {
     web: WebChannel;
     rotation: SessionRotation;
@@ -97,6 +101,7 @@ export function createResolverRegistry(s: ApiServices, maxPageSize: number): Res
     registry.set(WebhookResolver, new WebhookResolver(chat.webhooks));
   }
   if (s.queues) registry.set(QueueResolver, new QueueResolver(s.queues));
+  registry.set(McpResolver, new McpResolver(s.mcp));
   return registry;
 }
 
