@@ -73,6 +73,9 @@ export class App {
   private http: RunningHttpServer | null = null;
   private workersStarted = false;
   private channelsStarted = false;
+  /** `run` is doing its start-up work (beats and skills synced, workers and channels started). */
+  private starting = false;
+  private stopping = false;
 
   private constructor(
     readonly config: AppConfig,
@@ -262,7 +265,7 @@ export class App {
         streams: createStreams(api, this.config.graphql.subscription_recheck_ms, this.metrics),
       }),
       metrics: this.metricsEndpoint(),
-      readiness: () => this.readiness(),
+      readiness: () => this.serviceReadiness(),
       hooks: chat ? webhookRouter(chat.webhooks.trigger, { maxBodyKb: this.config.webhooks.max_body_kb, logger: this.logger.child({ module: 'webhooks' }) }) : undefined,
       // Every API process serves the webhooks of the channels that are on, held here or elsewhere.
       webhooks: () =>
@@ -286,7 +289,7 @@ export class App {
     this.http = await startOpsServer({
       host: this.config.server.host,
       port: this.config.server.port,
-      readiness: () => this.readiness(),
+      readiness: () => this.serviceReadiness(),
       metrics: this.metricsEndpoint(),
       logger: this.logger.child({ module: 'http' }),
     });
@@ -330,10 +333,12 @@ export class App {
   /** Starts what the role runs: the API, the workers and/or the channels (`muninn serve --role`). */
   async run(role: Role): Promise<void> {
     const plan = ROLES[role];
+    this.starting = true;
     if (plan.api) await this.listen();
     else await this.listenOps();
     if (plan.workers) await this.startWorkers();
     if (plan.channels) await this.startChannels(role);
+    this.starting = false;
   }
 
   private requireChat(what: string): ChatServices {
@@ -356,6 +361,24 @@ export class App {
       database: await check(() => this.db.ping()),
       redis: redisClient ? await check(() => redisClient.ping()) : 'not connected',
     };
+  }
+
+  /** /readyz: the database and Redis answer, start-up work is done and the process is not stopping. */
+  private async serviceReadiness(): Promise<Record<string, string | null>> {
+    return {
+      ...(await this.readiness()),
+      startup: this.stopping ? 'shutting down' : this.starting ? 'starting' : null,
+    };
+  }
+
+  /**
+   * A clean stop (SIGTERM/SIGINT): /readyz turns 503 at once, channels stop taking messages, running turns
+   * get `shutdown_timeout_ms` to finish before they are handed back to the queue, subscriptions are closed
+   * (1001 going away), then Redis (the managed server too) and the database.
+   */
+  async shutdown(): Promise<void> {
+    this.stopping = true;
+    await this.dispose();
   }
 
   async dispose(): Promise<void> {

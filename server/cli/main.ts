@@ -2,6 +2,7 @@ import 'reflect-metadata';
 import { Command, CommanderError } from 'commander';
 import { ConfigError } from '../common/errors';
 import { CliError, println, processIO, type CliIO, type CliRun } from './cli-io';
+import { registerBackupCommands } from './commands/backup.command';
 import { registerChatCommand } from './commands/chat.command';
 import { registerClearMemoryCommand } from './commands/clear-memory.command';
 import { registerDoctorCommand } from './commands/doctor.command';
@@ -36,6 +37,7 @@ export function buildCli(run: CliRun): Command {
   registerMigrateCommand(program, run);
   registerClearMemoryCommand(program, run);
   registerDoctorCommand(program, run);
+  registerBackupCommands(program, run);
   return program;
 }
 

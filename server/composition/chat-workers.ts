@@ -6,6 +6,7 @@ import type { Logger } from '../common/logger';
 import type { Db } from '../persistence/db';
 import { ChannelSwitch } from '../channels/policies/channel-switch';
 import { ReplyRedelivery } from '../modules/agent';
+import { TurnAbortedError } from '../modules/conversation';
 import type { PluginSettingService } from '../modules/plugins';
 import { startMaintenanceWorker } from '../../jobs/maintenance';
 import { startOutboundWorker } from '../../jobs/outbound';
@@ -60,7 +61,27 @@ export async function startChatWorkers(chat: ChatServices, deps: WorkerDeps): Pr
   await chat.maintenance.schedule();
   await chat.turns.recoverPending(logger);
   void deps.memory?.startBackground(Ctx.system(logger, 'memory'));
+  // Registered last, so it runs first on shutdown, while the model-call workers still serve the turns.
+  stack.add('running turns', () => finishRunningTurns(turnWorker, chat, config.shutdown_timeout_ms, logger));
   return stack;
+}
+
+/**
+ * Stops taking turn jobs and lets the running ones finish; those still running after `timeoutMs` are
+ * aborted with the shutdown reason, which leaves their messages pending for the next worker.
+ */
+async function finishRunningTurns(worker: Worker, chat: ChatServices, timeoutMs: number, logger: Logger): Promise<void> {
+  if (chat.running.size) logger.info({ turns: chat.running.size, timeoutMs }, 'waiting for running turns to finish');
+  const timer = setTimeout(() => {
+    if (!chat.running.size) return;
+    logger.warn({ turns: chat.running.size }, 'running turns did not finish in time: handing them back to the queue');
+    chat.running.abortAll(TurnAbortedError.SHUTDOWN);
+  }, timeoutMs);
+  try {
+    await worker.close();
+  } finally {
+    clearTimeout(timer);
+  }
 }
 
 export interface ChannelDeps {

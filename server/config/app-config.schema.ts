@@ -276,6 +276,12 @@ const channels = z
 export const appConfigSchema = z
   .object({
     data_dir: z.string().default('./data').describe('Folder for the database, managed Redis, tokens and workspaces (env MUNINN_DATA_DIR).'),
+    shutdown_timeout_ms: z
+      .number()
+      .int()
+      .min(0)
+      .default(10_000)
+      .describe('On SIGTERM/SIGINT, how long running turns may take to finish before they are handed back to the queue (answered after the restart).'),
     server,
     graphql,
     database,

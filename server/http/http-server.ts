@@ -13,6 +13,7 @@ import { EXPLORER_HTML } from '../graphql/explorer';
 import { createFormatError } from '../graphql/format-error';
 import type { QueryLimits } from '../graphql/limits';
 import { mountAdminUi } from './admin-ui';
+import { decodeRequestBody, hasEncodedBody } from './content-encoding';
 import { createGraphQLPostHandler } from './graphql-post';
 import { serveGraphQLWs } from './graphql-ws-transport';
 import { httpOperationGuard, introspectionRefusal } from './operation-guard';
@@ -21,6 +22,8 @@ export interface HttpServerOptions {
   host: string;
   port: number;
   bodyLimitKb: number;
+  /** Largest body a compressed request of this path may decode to. @default bodyLimitKb */
+  decodedBodyLimitBytes?: (url: string) => number;
   explorer: boolean;
   /** Answer introspection without an API token (`graphql.public_introspection`). */
   publicIntrospection: boolean;
@@ -90,8 +93,12 @@ export async function startHttpServer(options: HttpServerOptions): Promise<Runni
   app.disable('x-powered-by');
   // POST /graphql in its common form skips Express (see graphql-post.ts); everything else is Express's.
   let graphqlPost: ((req: http.IncomingMessage, res: http.ServerResponse) => boolean) | null = null;
-  const httpServer = http.createServer((req, res) => {
+  const dispatch = (req: http.IncomingMessage, res: http.ServerResponse) => {
     if (!graphqlPost?.(req, res)) app(req, res);
+  };
+  const httpServer = http.createServer((req, res) => {
+    if (hasEncodedBody(req)) decodeRequestBody(req, res, options.decodedBodyLimitBytes?.(req.url ?? '/') ?? options.bodyLimitKb * 1024, (decoded) => dispatch(decoded, res));
+    else dispatch(req, res);
   });
   // Keep idle connections longer than clients and proxies do (60 s is common), so a client never
   // reuses a socket the server is closing at that moment (ECONNRESET on a POST).
@@ -163,6 +170,9 @@ export async function startHttpServer(options: HttpServerOptions): Promise<Runni
     includeStacktraceInErrorResponses: false,
     introspection: true,
     allowBatchedHttpRequests: false,
+    // The process owns SIGINT/SIGTERM (`muninn serve` drains and exits 0). Apollo's own handling, on in
+    // production, stops Apollo and sends the signal again, which ended the process at once.
+    stopOnTerminationSignals: false,
     validationRules: limits.validationRules,
     parseOptions: { maxTokens: limits.maxTokens },
     plugins: [
@@ -187,7 +197,7 @@ export async function startHttpServer(options: HttpServerOptions): Promise<Runni
     const checks = await options.readiness();
     const ok = Object.values(checks).every((v) => v === null);
     // Details go to the log, not to anonymous callers.
-    if (!ok) logger.warn({ checks }, 'not ready');
+    if (Object.entries(checks).some(([k, v]) => v !== null && k !== 'startup')) logger.warn({ checks }, 'not ready');
     res.status(ok ? 200 : 503).json({ status: ok ? 'ready' : 'not ready', checks: Object.fromEntries(Object.entries(checks).map(([k, v]) => [k, v === null ? 'ok' : 'unavailable'])) });
   });
   const metrics = options.metrics;

@@ -19,7 +19,7 @@ export async function startOpsServer(options: Pick<HttpServerOptions, 'host' | '
     if (path === '/readyz') {
       void options.readiness().then((checks) => {
         const ok = Object.values(checks).every((v) => v === null);
-        if (!ok) options.logger.warn({ checks }, 'not ready');
+        if (Object.entries(checks).some(([k, v]) => v !== null && k !== 'startup')) options.logger.warn({ checks }, 'not ready');
         send(res, ok ? 200 : 503, 'application/json', JSON.stringify({ status: ok ? 'ready' : 'not ready', checks: Object.fromEntries(Object.entries(checks).map(([k, v]) => [k, v === null ? 'ok' : 'unavailable'])) }));
       });
       return;

@@ -142,6 +142,8 @@ export class ManagedRedis {
       if (this.child === child) logger.error({ code, signal }, 'the managed Redis stopped unexpectedly');
     });
     writeFileSync(this.pidFile, String(child.pid));
+    // However this process ends (a second signal exits at once, an uncaught error), its Redis goes too.
+    process.once('exit', this.stopOnExit);
     logger.info({ port: this.port, dir }, 'started managed Redis');
     return this.url;
   }
@@ -149,6 +151,7 @@ export class ManagedRedis {
   /** Stops the server (SIGTERM lets it flush the append-only file), then SIGKILL after 5 s. */
   async stop(): Promise<void> {
     const child = this.child;
+    process.off('exit', this.stopOnExit);
     if (!child || child.exitCode !== null) return;
     this.child = null;
     const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
@@ -159,6 +162,10 @@ export class ManagedRedis {
     rmSync(this.pidFile, { force: true });
     this.options.logger.info('stopped managed Redis');
   }
+
+  private readonly stopOnExit = (): void => {
+    if (this.child && this.child.exitCode === null) this.child.kill('SIGTERM');
+  };
 
   private async stopStale(): Promise<void> {
     if (!existsSync(this.pidFile)) return;

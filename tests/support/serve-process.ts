@@ -17,20 +17,27 @@ export interface ServeProcess {
 }
 
 /** Env of the child: the config file only, none of the variables that would override its keys. */
-function childEnv(configFile: string): NodeJS.ProcessEnv {
+function childEnv(configFile: string, nodeEnv = 'test'): NodeJS.ProcessEnv {
   const env: NodeJS.ProcessEnv = {};
   for (const [k, v] of Object.entries(process.env)) {
     if (/^(MUNINN_|TELEGRAM_|WHATSAPP_)|^(DATABASE_URL|REDIS_URL|PORT|LOG_LEVEL)$/.test(k)) continue;
     env[k] = v;
   }
-  return { ...env, MUNINN_CONFIG: configFile, NODE_ENV: 'test' };
+  return { ...env, MUNINN_CONFIG: configFile, NODE_ENV: nodeEnv };
 }
 
 /** Starts `serve --role <role>` with `configFile`; resolves once it listens (api) or runs its workers (worker). */
-export function startServeProcess(name: string, role: 'api' | 'worker' | 'all', configFile: string, timeoutMs = 90_000): Promise<ServeProcess> {
+export function startServeProcess(
+  name: string,
+  role: 'api' | 'worker' | 'all',
+  configFile: string,
+  timeoutMs = 90_000,
+  /** NODE_ENV of the child (production turns on what production does, e.g. Apollo's defaults). @default 'test' */
+  nodeEnv = 'test',
+): Promise<ServeProcess> {
   const child = spawn(process.execPath, ['-r', path.join(ROOT, 'tests/support/swc-register.js'), path.join(ROOT, 'tests/support/cli-process.ts'), 'serve', '--role', role], {
     cwd: ROOT,
-    env: childEnv(configFile),
+    env: childEnv(configFile, nodeEnv),
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   return watchServe(child, name, role, timeoutMs);

@@ -27,7 +27,7 @@ export function registerServeCommand(program: Command, run: CliRun): void {
         }
         stopping = true;
         app.logger.info({ signal }, 'shutting down');
-        void app.dispose().then(
+        void app.shutdown().then(
           () => process.exit(0),
           () => process.exit(1),
         );

@@ -114,7 +114,7 @@ describe('fault: Redis restarted and unreachable', () => {
       latencies.push(out.ms);
       const ready = await readyz();
       readiness.push(ready.status);
-      expect(ready.body).toEqual({ status: 'not ready', checks: { database: 'ok', redis: 'unavailable' } });
+      expect(ready.body).toEqual({ status: 'not ready', checks: { database: 'ok', redis: 'unavailable', startup: 'ok' } });
       await new Promise((r) => setTimeout(r, 250));
     }
     expect(new Set(readiness)).toEqual(new Set([503]));

@@ -1,0 +1,192 @@
+/**
+ * One SIGTERM/SIGINT to a real `muninn serve` (NODE_ENV=production, SQLite and managed Redis in its data
+ * folder, as the README starts it) stops it cleanly: exit code 0, its managed redis-server gone, running
+ * turns finished or handed back to the queue, subscriptions closed with 1001; after a restart every
+ * acknowledged message is answered exactly once. Only a second signal exits at once.
+ */
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import WebSocket from 'ws';
+import { FakeOpenAIServer } from '../../support/fakes/fake-openai-server';
+import { createUserWithToken, eventually, send } from '../../support/chat-helpers';
+import { GraphQLTestClient } from '../../support/graphql-client';
+import { startServeProcess, type ServeProcess } from '../../support/serve-process';
+import { pidAlive } from '../../support/pid-alive';
+import { lastUserText } from '../pipeline/pipeline-helpers';
+import { checkStored } from '../fault/sqlite-check';
+
+function managedRedisPid(dataDir: string): number | null {
+  try {
+    return Number(readFileSync(path.join(dataDir, 'redis', 'redis.pid'), 'utf8').trim());
+  } catch {
+    return null;
+  }
+}
+
+interface Rig {
+  dataDir: string;
+  configFile: string;
+  server: ServeProcess;
+  owner: GraphQLTestClient;
+  redisPid: number;
+}
+
+jest.setTimeout(150_000);
+
+const model = { server: null as FakeOpenAIServer | null };
+const dirs: string[] = [];
+const servers: ServeProcess[] = [];
+
+async function startRig(extra: Record<string, unknown> = {}, dataDir?: string): Promise<Rig> {
+  const dir = dataDir ?? mkdtempSync(path.join(os.tmpdir(), 'muninn-shutdown-'));
+  if (!dataDir) dirs.push(dir);
+  const configFile = path.join(dir, 'muninn.json');
+  writeFileSync(
+    configFile,
+    JSON.stringify({
+      data_dir: dir,
+      server: { host: '127.0.0.1', port: 0 },
+      database: { url: null },
+      redis: { url: null },
+      ai: { providers: { fake: { base_url: model.server!.baseUrl, model: 'fake-model', max_concurrency: 8 } } },
+      session: { summarizer_mode: 'manual' },
+      log: { level: 'info' },
+      ...extra,
+    }),
+  );
+  const server = await startServeProcess('serve', 'all', configFile, 90_000, 'production');
+  servers.push(server);
+  await eventually(async () => (await fetch(`${server.url}/readyz`)).status === 200, 30_000, '/readyz');
+  const token = readFileSync(path.join(dir, 'owner.token'), 'utf8').trim();
+  const redisPid = managedRedisPid(dir)!;
+  expect(pidAlive(redisPid)).toBe(true);
+  return { dataDir: dir, configFile, server, owner: new GraphQLTestClient(server.url, token), redisPid };
+}
+
+async function waitExit(server: ServeProcess): Promise<{ code: number | null; ms: number }> {
+  const started = Date.now();
+  const code = await server.exited;
+  return { code, ms: Date.now() - started };
+}
+
+beforeAll(async () => {
+  model.server = await FakeOpenAIServer.start();
+});
+
+afterAll(async () => {
+  for (const s of servers) await s.kill('SIGKILL');
+  for (const dir of dirs) {
+    const pid = managedRedisPid(dir);
+    if (pid && pidAlive(pid)) process.kill(pid, 'SIGKILL');
+    rmSync(dir, { recursive: true, force: true });
+  }
+  await model.server?.close();
+});
+
+describe('shutdown on one signal (NODE_ENV=production)', () => {
+  it('an idle server that has run for a while exits 0 on SIGTERM, with its managed Redis stopped', async () => {
+    model.server!.setDefault((req) => ({ text: `Reply to ${lastUserText(req)}` }));
+    const rig = await startRig();
+    expect((await send(rig.owner, 'hello')).status).toBeDefined();
+    await new Promise((r) => setTimeout(r, 4_000));
+    rig.server.child.kill('SIGTERM');
+    const { code, ms } = await waitExit(rig.server);
+    expect(code).toBe(0);
+    expect(ms).toBeLessThan(5_000);
+    const logs = rig.server.logs.map((l) => String(l.msg));
+    expect(logs).toContain('shutting down');
+    expect(logs).not.toContain('second signal: exiting now');
+    await eventually(() => !pidAlive(rig.redisPid), 5_000, 'managed redis-server stopped');
+  });
+
+  it('SIGINT under load: running turns finish, a subscription is closed with 1001, and after a restart every acknowledged message is answered once', async () => {
+    model.server!.setDefault((req) => ({ text: `Reply to ${lastUserText(req)}`, delayMs: 150, chunks: 3, chunkDelayMs: 30 }));
+    const rig = await startRig({ shutdown_timeout_ms: 20_000 });
+    const users = await Promise.all([0, 1, 2, 3].map((i) => createUserWithToken(rig.owner, `load-${i}`, 'MEMBER')));
+    const clients = users.map((u) => new GraphQLTestClient(rig.server.url, u.token));
+    await new Promise((r) => setTimeout(r, 2_000));
+
+    // A live subscription on the first user's session.
+    const first = await send(clients[0]!, 'open the session');
+    const closeCode = new Promise<number>((resolve) => {
+      const ws = new WebSocket(rig.server.url.replace(/^http/, 'ws') + '/graphql', 'graphql-transport-ws');
+      ws.on('open', () => ws.send(JSON.stringify({ type: 'connection_init', payload: { authorization: `Bearer ${users[0]!.token}` } })));
+      ws.on('message', (raw) => {
+        const msg = JSON.parse(String(raw)) as { type: string };
+        if (msg.type === 'connection_ack') {
+          ws.send(JSON.stringify({ id: '1', type: 'subscribe', payload: { query: `subscription { sessionEvents(sessionId: "${first.sessionId}", afterSeq: 0) { __typename } }` } }));
+        }
+      });
+      ws.on('close', (code) => resolve(code));
+      ws.on('error', () => undefined);
+    });
+
+    const acknowledged: string[] = [];
+    let stop = false;
+    const load = clients.map(async (client, i) => {
+      for (let n = 0; !stop; n++) {
+        try {
+          const turn = await send(client, `user ${i} message ${n}`);
+          if (turn.messageId) acknowledged.push(turn.messageId);
+        } catch {
+          return; // the server stopped listening
+        }
+      }
+    });
+    await eventually(() => acknowledged.length >= 12, 30_000, 'load running');
+    rig.server.child.kill('SIGINT');
+    const { code } = await waitExit(rig.server);
+    stop = true;
+    await Promise.all(load);
+    expect(code).toBe(0);
+    expect(await closeCode).toBe(1001);
+    await eventually(() => !pidAlive(rig.redisPid), 5_000, 'managed redis-server stopped');
+
+    // Restart on the same folder: what was still queued is answered, nothing twice.
+    const again = await startRig({ shutdown_timeout_ms: 20_000 }, rig.dataDir);
+    const db = path.join(rig.dataDir, 'muninn.sqlite');
+    const check = await eventually(
+      () => {
+        const c = checkStored(db, acknowledged);
+        return c.unanswered === 0 && c.stuck === 0 ? c : undefined;
+      },
+      60_000,
+      'every acknowledged message answered after the restart',
+    );
+    expect(check).toMatchObject({ lost: 0, unanswered: 0, duplicated: 0, stuck: 0, notDone: 0 });
+    again.server.child.kill('SIGTERM');
+    expect((await waitExit(again.server)).code).toBe(0);
+  });
+
+  it('a turn that outlasts shutdown_timeout_ms is handed back and answered after the restart; a second signal exits at once', async () => {
+    model.server!.setDefault((req) => ({ text: `Slow reply to ${lastUserText(req)}`, delayMs: 8_000 }));
+    const rig = await startRig({ shutdown_timeout_ms: 300 });
+    const turn = await send(rig.owner, 'a slow question');
+    await eventually(() => model.server!.requests.some((r) => JSON.stringify(r.body).includes('a slow question')), 20_000, 'model called');
+    rig.server.child.kill('SIGTERM');
+    const { code, ms } = await waitExit(rig.server);
+    expect(code).toBe(0);
+    expect(ms).toBeLessThan(6_000);
+    await eventually(() => !pidAlive(rig.redisPid), 5_000, 'managed redis-server stopped');
+
+    model.server!.setDefault((req) => ({ text: `Quick reply to ${lastUserText(req)}` }));
+    const again = await startRig({ shutdown_timeout_ms: 30_000 }, rig.dataDir);
+    const db = path.join(rig.dataDir, 'muninn.sqlite');
+    await eventually(() => checkStored(db, [turn.messageId!]).unanswered === 0 || undefined, 30_000, 'handed-back turn answered');
+    expect(checkStored(db, [turn.messageId!])).toMatchObject({ lost: 0, unanswered: 0, duplicated: 0, notDone: 0 });
+
+    // A second signal while the first one drains a long turn: exit at once with 1.
+    model.server!.setDefault((req) => ({ text: `Slow reply to ${lastUserText(req)}`, delayMs: 20_000 }));
+    await send(again.owner, 'another slow question');
+    await eventually(() => model.server!.requests.some((r) => JSON.stringify(r.body).includes('another slow question')), 20_000, 'model called');
+    again.server.child.kill('SIGTERM');
+    await eventually(() => again.server.logs.some((l) => l.msg === 'waiting for running turns to finish'), 5_000, 'draining');
+    again.server.child.kill('SIGTERM');
+    const second = await waitExit(again.server);
+    expect(second.code).toBe(1);
+    expect(second.ms).toBeLessThan(3_000);
+    expect(again.server.logs.map((l) => String(l.msg))).toContain('second signal: exiting now');
+    await eventually(() => !pidAlive(again.redisPid), 5_000, 'managed redis-server stopped with the process');
+  });
+});
