@@ -34,6 +34,7 @@ import { ROLES, type Role } from './composition/roles';
 import { startHttpServer, type RunningHttpServer } from './http/http-server';
 import { startOpsServer } from './http/ops-server';
 import { webhookRouter } from './http/webhook-endpoint';
+import { openAIRouter } from './http/openai-endpoint';
 import { QueueService } from './modules/queues';
 import { metricsAccess, PromMetrics } from './metrics';
 import { BullQueueInspector, queueNames } from '../jobs/queue-inspector';
@@ -252,6 +253,8 @@ export class App {
       host: this.config.server.host,
       port: this.config.server.port,
       bodyLimitKb: this.config.server.body_limit_kb,
+      // A compressed body of the OpenAI-compatible API may decode to its own (larger, images) limit.
+      decodedBodyLimitBytes: (url) => (url.startsWith('/v1/') ? this.config.channels.api.max_body_kb : this.config.server.body_limit_kb) * 1024,
       explorer,
       publicIntrospection: this.config.graphql.public_introspection ?? process.env.NODE_ENV !== 'production',
       schema,
@@ -266,6 +269,7 @@ export class App {
       }),
       metrics: this.metricsEndpoint(),
       readiness: () => this.serviceReadiness(),
+      openai: chat ? this.openAIRouter(chat) : undefined,
       hooks: chat ? webhookRouter(chat.webhooks.trigger, { maxBodyKb: this.config.webhooks.max_body_kb, logger: this.logger.child({ module: 'webhooks' }) }) : undefined,
       // Every API process serves the webhooks of the channels that are on, held here or elsewhere.
       webhooks: () =>
@@ -277,6 +281,24 @@ export class App {
     this.stack.add('http server', () => this.http?.close());
     this.logger.info({ url: `${this.http.url}/graphql`, explorer }, `Muninn is listening on ${this.http.url}/graphql`);
     return this.http.url;
+  }
+
+  /** `/v1`: the OpenAI-compatible API, authorised by API tokens like GraphQL. */
+  private openAIRouter(chat: ChatServices) {
+    const api = this.config.channels.api;
+    const authCtx = this.systemCtx('api-auth');
+    return openAIRouter({
+      channel: chat.api.channel,
+      authenticate: async (token) => {
+        const found = await this.services.tokens.verify(authCtx, token);
+        return found ? { user: found.user, tokenId: found.apiToken.id } : null;
+      },
+      rateLimit: (tokenId) => chat.api.rateLimit.consume(tokenId),
+      limits: { maxMessages: api.max_messages, maxMessageChars: api.max_message_chars, maxImages: api.max_images, maxImageBytes: api.max_image_kb * 1024 },
+      maxBodyKb: api.max_body_kb,
+      enabled: () => api.enabled,
+      logger: this.logger.child({ module: 'api' }),
+    });
   }
 
   private metricsEndpoint() {

@@ -3,6 +3,7 @@ import type { Logger } from '../common/logger';
 import type { SecretRedactor } from '../common/secret-redactor';
 import type { ChannelTransport } from '../channels/channel.types';
 import { ChatClient, SessionStreamTransport } from '../channels/web/session-stream-transport';
+import { API_CHANNEL } from '../channels/api';
 
 export interface ChannelTransportDeps {
   config: AppConfig;
@@ -33,5 +34,7 @@ export function createChannelTransports(deps: ChannelTransportDeps): ChannelTran
     transports.push(whatsAppTransportFromConfig(config, deps));
   }
   for (const client of [ChatClient.WEB, ChatClient.TUI]) transports.push(new SessionStreamTransport(client, config.channels[client].enabled));
+  // The OpenAI-compatible API reads replies from the session's event stream too.
+  transports.push(new SessionStreamTransport(API_CHANNEL, config.channels.api.enabled));
   return transports;
 }

@@ -20,6 +20,9 @@ import { Ctx } from '../common/ctx';
 import { DeliveryService } from '../channels/delivery';
 import { ChannelOverview } from '../channels/policies/channel-overview';
 import { WebChannel } from '../channels/web/web-channel';
+import { ApiChannel, ImageFetcher, isStatelessApiSession } from '../channels/api';
+import { RedisClientRequests } from '../redis/redis-client-requests';
+import { RedisApiRateLimit } from '../redis/redis-api-rate-limit';
 import type { SenderPolicy } from '../channels/inbound-pipeline';
 import { AgentLoop, ModelCallExecutor, NO_MEMORIES } from '../modules/agent';
 import type { AuditService } from '../modules/audit';
@@ -119,6 +122,8 @@ export interface ChatServices {
   beats: BeatLayer;
   /** Skills: folder sync, `/skills`, the agent's skill slot. */
   skills: SkillLayer;
+  /** The OpenAI-compatible API (`/v1`): the channel and the per-token rate limit. */
+  api: { channel: ApiChannel; rateLimit: RedisApiRateLimit };
   /** Webhooks: CRUD for GraphQL and the `/hooks/<name>` trigger. */
   webhooks: { service: WebhookService; trigger: WebhookTrigger };
   /** The agent's outbound port: replies to their chats, webhook results to the hook's target. */
@@ -222,6 +227,14 @@ export async function buildChatServices(deps: ChatDeps): Promise<ChatServices> {
     limiter: new RedisWebhookRateLimit(main, { prefix, perMinute: config.webhooks.rate_per_minute }, logger.child({ module: 'webhooks' })),
     logger: logger.child({ module: 'webhooks' }),
   });
+  const clientRequests = new RedisClientRequests(main, prefix);
+  const summarizeExchanges = withoutWebhookTurns(
+    new AutoSummarizer(summaryQueue, {
+      mode: () => config.session.summarizer_mode,
+      batch: () => config.session.summarizer_batch,
+      idleMs: () => config.session.summarizer_idle_seconds * 1000,
+    }),
+  );
   const agent = new AgentLoop(
     {
       db,
@@ -234,13 +247,9 @@ export async function buildChatServices(deps: ChatDeps): Promise<ChatServices> {
       skills: skills.prompter,
       outbound,
       usage,
-      exchange: withoutWebhookTurns(
-        new AutoSummarizer(summaryQueue, {
-          mode: () => config.session.summarizer_mode,
-          batch: () => config.session.summarizer_batch,
-          idleMs: () => config.session.summarizer_idle_seconds * 1000,
-        }),
-      ),
+      // A stateless API request is the client's conversation, not one Muninn keeps: no memories from it.
+      exchange: { afterExchange: (ctx, s, ex) => (isStatelessApiSession(s) ? Promise.resolve() : summarizeExchanges.afterExchange(ctx, s, ex)) },
+      clientRequests,
       compactor: new CompactionValve(compaction, db, () => config.session.compact_threshold),
       presence: channels,
     },
@@ -267,6 +276,20 @@ export async function buildChatServices(deps: ChatDeps): Promise<ChatServices> {
   registerBeatCommands(commands, beats.beats);
   const { pipeline, policies } = createInboundPipeline({ config, logger, db, redis: main, users: deps.users, pairing, lifecycle, rotation, turns, commands, events, notices: delivery, clock });
   const web = new WebChannel(pipeline, deps.users, deps.sessions, (channel) => config.channels[channel].enabled, () => redis.unreachable());
+  const api = new ApiChannel({
+    db,
+    pipeline,
+    lifecycle,
+    events,
+    turns: turnControl,
+    requests: clientRequests,
+    serverToolNames: () => tools.registry.all().map((t) => t.name),
+    images: new ImageFetcher({ maxBytes: config.channels.api.max_image_kb * 1024 }),
+    audit: deps.audit,
+    logger: logger.child({ module: 'api' }),
+    aliases: () => config.channels.api.models,
+  });
+  const apiRateLimit = new RedisApiRateLimit(main, { prefix, perMinute: config.channels.api.rate_per_minute }, logger.child({ module: 'api' }));
   const sessionMaintenance = new SessionMaintenanceService(db, deps.sessions, turnControl, events, clock);
   const housekeeping = new HousekeepingService({ sessions: sessionMaintenance, approvals: tools.approvals, retentionDays: () => config.session.retention_days });
   const maintenance = maintenanceJobs(queueEnv, MAINTENANCE_EVERY_MS);
@@ -306,6 +329,7 @@ export async function buildChatServices(deps: ChatDeps): Promise<ChatServices> {
     beats,
     skills,
     webhooks: { service: webhookService, trigger: webhookTrigger },
+    api: { channel: api, rateLimit: apiRateLimit },
     outbound,
     jobProgress: new JobProgressService(jobProgressSource),
     setPolicy: (channel, policy) => void policies.set(channel, policy),

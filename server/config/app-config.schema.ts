@@ -269,6 +269,30 @@ const channels = z
       .describe('Which processes may hold the platform channels (Telegram poller, WhatsApp socket): any, api or worker role (role all always may). One process holds each channel at a time.'),
     lease_ms: z.number().int().min(1000).default(15000).describe('Lease of the process holding a channel, renewed while it runs; a holder that dies is replaced after its heartbeat stops (a few seconds), at the latest after this.'),
     tui: z.object({ enabled: z.boolean().default(true).describe('Terminal client (muninn chat).') }).strict().prefault({}),
+    api: z
+      .object({
+        enabled: z.boolean().default(true).describe('OpenAI-compatible API at /v1 (GET /v1/models, POST /v1/chat/completions) for API tokens.'),
+        rate_per_minute: z.number().int().min(1).default(60).describe('Requests per minute accepted per API token at /v1; more get 429 with Retry-After.'),
+        max_body_kb: z.number().int().min(1).default(8192).describe('Largest accepted /v1 request body in KiB (images included); larger requests get 413.'),
+        max_messages: z.number().int().min(1).default(200).describe('Most messages in one chat completion request.'),
+        max_message_chars: z.number().int().min(1).default(32000).describe('Longest text of one message in a chat completion request.'),
+        max_images: z.number().int().min(0).default(4).describe('Most images in one chat completion request.'),
+        max_image_kb: z.number().int().min(1).default(5120).describe('Largest image (data URL or fetched http(s) URL) in KiB.'),
+        models: z
+          .record(
+            z.string().regex(/^[A-Za-z0-9][A-Za-z0-9._:-]{0,63}$/, 'model aliases are letters, digits and . _ : - (at most 64)'),
+            z
+              .object({
+                description: z.string().default('').describe('Shown to clients in /v1/models.'),
+                instructions: z.string().default('').describe('Added to the system prompt of requests for this alias (after Muninn\'s own rules).'),
+              })
+              .strict(),
+          )
+          .default({})
+          .describe('Agent aliases offered at /v1/models besides `muninn`: the default agent with extra instructions.'),
+      })
+      .strict()
+      .prefault({}),
   })
   .strict()
   .prefault({});

@@ -34,6 +34,8 @@ export interface HttpServerOptions {
   redact?: (text: string) => string;
   /** Builds the GraphQL context from an `Authorization` header value (HTTP) or connection param (WS). */
   contextFor(authorization: string | undefined): Promise<GraphQLContext>;
+  /** `/v1`: the OpenAI-compatible API (absent without the chat services). */
+  openai?: Router;
   /** `POST /hooks/<name>`: the app's webhooks (mounted before the channel webhooks). */
   hooks?: Router;
   /** Extra POST endpoints (channel webhooks), mounted with a JSON body parser. */
@@ -226,6 +228,7 @@ export async function startHttpServer(options: HttpServerOptions): Promise<Runni
     express.json({ limit: `${options.bodyLimitKb}kb` }),
     expressMiddleware(apollo, { context: async ({ req }) => options.contextFor(req.headers.authorization) }),
   );
+  if (options.openai) app.use(options.openai);
   if (options.hooks) app.use(options.hooks);
   // Webhooks are looked up per request, so a channel started later (plugin settings) is reachable.
   app.post(/^\/hooks\/.+/, express.json({ limit: `${options.bodyLimitKb}kb` }), (req, res, next) => {

@@ -94,6 +94,11 @@ export class RedisSessionEvents implements SessionEventPublisher, SessionEventSo
     };
   }
 
+  /** The seq of the session's latest event (0 when it has none): subscribing after it gets only what comes next. */
+  async lastSeq(sessionId: string): Promise<number> {
+    return Number((await this.pub.get(this.key('seq', sessionId))) ?? 0);
+  }
+
   /** Events kept for a session with seq > afterSeq. */
   async backlog(sessionId: string, afterSeq: number): Promise<SessionEvent[]> {
     const rows = await this.pub.lrange(this.key('log', sessionId), 0, -1);

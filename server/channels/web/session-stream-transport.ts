@@ -17,7 +17,8 @@ export class SessionStreamTransport implements ChannelTransport {
   private readonly since = new Date();
 
   constructor(
-    readonly channel: ChatClient,
+    /** `web`, `tui` or `api`. */
+    readonly channel: ChatClient | string,
     private readonly enabled: boolean,
   ) {}
 

@@ -13,7 +13,7 @@ import type { SessionLifecycleService } from '../sessions';
 import { ChatKind, MessageRole, MessageStatus } from '../sessions';
 import type { TokenCounts, UsageService } from '../usage';
 import type { User, UserService } from '../users';
-import { NO_COMPACTOR, type AgentToolOutcome, type AgentTools, type ChatPresence, type ExchangeListener, type MemoryRecall, type OutboundSender, type SkillSource, type TurnCompactor } from './agent.ports';
+import { NO_CLIENT_REQUESTS, NO_COMPACTOR, type AgentToolOutcome, type AgentTools, type ChatPresence, type ClientRequests, type ExchangeListener, type MemoryRecall, type OutboundSender, type SkillSource, type TurnCompactor } from './agent.ports';
 import { loadHistory } from './history';
 import type { CallPriority, ModelCaller, ModelRole } from '../models';
 import { buildPrompt } from './prompt-builder';
@@ -42,6 +42,8 @@ export interface AgentLoopDeps {
   presence: ChatPresence;
   /** The compaction safety valve. @default none */
   compactor?: TurnCompactor;
+  /** What API clients asked for with their messages (system text, client tools). @default none */
+  clientRequests?: ClientRequests;
 }
 
 /**
@@ -100,10 +102,10 @@ export class AgentLoop implements TurnExecutor {
     const typingShown = typing(true);
     let usage: TokenCounts = { ...ZERO };
     try {
-      const { text, usage: used } = await this.think(ctx, session, batch, turnId, signal, sender, profile);
+      const { text, usage: used, clientToolCalls } = await this.think(ctx, session, batch, turnId, signal, sender, profile);
       usage = used;
       await typingShown;
-      const reply = await this.finish(ctx, session, batch, turnId, text, usage, MessageStatus.DONE);
+      const reply = await this.finish(ctx, session, batch, turnId, text, usage, MessageStatus.DONE, clientToolCalls);
       await events.publish(session.id, { type: 'TurnFinished', turnId, status: 'done', replyMessageId: reply.id });
       if (profile.summarize) await this.deps.exchange.afterExchange(ctx, session, { userMessageIds: batch.map((m) => m.id), replyMessageId: reply.id });
     } catch (err) {
@@ -153,13 +155,13 @@ export class AgentLoop implements TurnExecutor {
     signal: AbortSignal,
     sender: User | null,
     profile: TurnProfile,
-  ): Promise<{ text: string; usage: TokenCounts }> {
+  ): Promise<{ text: string; usage: TokenCounts; clientToolCalls?: ToolCall[] }> {
     const { models, tools, events, db } = this.deps;
     const info = models.info(profile.role);
     const mayUseTools = !!sender && trustAtLeast(sender.trust, TrustLevel.MEMBER);
     const query = batch.map((m) => m.content).join('\n');
     // Independent look-ups, so their Redis and database round trips overlap.
-    const [allSpecs, skills, memories, { summary, messages: history }] = await Promise.all([
+    const [allSpecs, skills, memories, { summary, messages: history }, client] = await Promise.all([
       mayUseTools ? tools.specsFor(ctx, session.channel) : [],
       mayUseTools ? this.deps.skills.skillsFor(ctx, session.channel, session.id) : [],
       sender ? this.deps.memory.recall(ctx, session, query) : [],
@@ -170,8 +172,16 @@ export class AgentLoop implements TurnExecutor {
           senderNames,
         }),
       ),
+      (this.deps.clientRequests ?? NO_CLIENT_REQUESTS).forTurn(session, batch),
     ]);
-    const specs = allSpecs.filter((s) => !profile.withheldTools.has(s.name));
+    const serverSpecs = allSpecs.filter((s) => !profile.withheldTools.has(s.name));
+    // Tools the API client runs itself: offered only to senders who may use tools at all, never in place
+    // of a server tool (the API refuses such a name before the turn), and not when the client said `none`.
+    const clientTools =
+      mayUseTools && client?.tools?.length && client.toolChoice !== 'none' ? client.tools.filter((t) => !serverSpecs.some((s) => s.name === t.name)) : [];
+    const clientToolNames = new Set(clientTools.map((t) => t.name));
+    const specs = [...serverSpecs, ...clientTools];
+    const toolChoice = clientTools.length && client?.toolChoice && client.toolChoice !== 'auto' ? client.toolChoice : undefined;
     // The time changes every turn: it sits late in the prompt, to the minute, so the prefix stays cacheable.
     const turnContext = [`Now: ${new Date().toISOString().slice(0, 16).replace('T', ' ')} UTC`];
     const context = [
@@ -190,6 +200,7 @@ export class AgentLoop implements TurnExecutor {
         turnContext,
         summary,
         history,
+        clientInstructions: client?.instructions ?? null,
         pinnedTail,
         budgetTokens,
         estimate: this.options.estimate,
@@ -212,6 +223,8 @@ export class AgentLoop implements TurnExecutor {
           priority: profile.priority,
           messages: prompt.messages,
           tools: info.supportsTools && specs.length ? specs : undefined,
+          ...(client?.maxTokens ? { maxTokens: client.maxTokens } : {}),
+          ...(toolChoice && info.supportsTools ? { toolChoice } : {}),
           stream: { sessionId: session.id, turnId, holdToolCallText: !info.supportsTools && specs.length > 0 },
         },
         signal,
@@ -220,6 +233,10 @@ export class AgentLoop implements TurnExecutor {
       await this.recordUsage(ctx, session, result);
       const calls = this.toolCallsOf(result, specs.length > 0);
       if (!calls.length) return { text: result.text.trim() || '(no answer)', usage };
+      // Calls to the client's tools end the turn: the client runs them and sends the results back. Calls
+      // to server tools in the same answer are dropped (the model may ask again once it has the results).
+      const clientCalls = calls.filter((c) => clientToolNames.has(c.name));
+      if (clientCalls.length) return { text: result.text.trim(), usage, clientToolCalls: clientCalls };
       const assistant = await this.store(ctx, session, turnId, MessageRole.ASSISTANT, result.text, { toolCalls: calls, replyToId: batch[batch.length - 1]!.id });
       history.push({ role: 'assistant', content: assistant.content, toolCalls: calls });
       const outcomes = await this.runTools(
@@ -316,6 +333,7 @@ export class AgentLoop implements TurnExecutor {
     text: string,
     usage: TokenCounts,
     status: MessageStatus.DONE | MessageStatus.FAILED,
+    toolCalls?: ToolCall[],
   ): Promise<Message> {
     const { db, events } = this.deps;
     const reply = await db.withTransaction(ctx, async (tx) => {
@@ -330,7 +348,7 @@ export class AgentLoop implements TurnExecutor {
           turnId,
           replyToId: batch[batch.length - 1]!.id,
           dedupeKey: `reply:${turnId}`,
-          toolCalls: null,
+          toolCalls: toolCalls?.length ? toolCalls : null,
           toolCallId: null,
           inputTokens: usage.inputTokens,
           outputTokens: usage.outputTokens,

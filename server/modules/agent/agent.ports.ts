@@ -1,7 +1,7 @@
 import type { Ctx } from '../../common/ctx';
 import type { Message } from '../sessions';
 import type { Session } from '../sessions';
-import type { ToolCall, ToolSpec } from '../models';
+import type { ToolCall, ToolChoice, ToolSpec } from '../models';
 import type { ToolContext } from '../tools';
 
 /** Where and for whom a tool runs (the tool layer's ToolContext). */
@@ -84,6 +84,25 @@ export interface TurnCompactor {
   afterContextLengthError(ctx: Ctx, session: Session, batch: Message[], turnId: string): Promise<boolean>;
 }
 
+/**
+ * What an API client asked for beyond its messages (the OpenAI-compatible API): its own system text, the
+ * tools it runs itself, `tool_choice` and `max_tokens`. None of it changes the sender's trust.
+ */
+export interface ClientTurnRequest {
+  /** The client's system text (and a model alias's instructions): added after Muninn's own rules. */
+  instructions?: string | null;
+  /** Tools the client runs itself: the model's calls to them end the turn and go back to the client. */
+  tools?: ToolSpec[];
+  toolChoice?: ToolChoice | null;
+  maxTokens?: number | null;
+}
+
+/** Port: the client request that came with a turn's messages, or null (every channel but the API). */
+export interface ClientRequests {
+  forTurn(session: Session, batch: Message[]): Promise<ClientTurnRequest | null>;
+}
+
+export const NO_CLIENT_REQUESTS: ClientRequests = { forTurn: async () => null };
 export const NO_MEMORIES: MemoryRecall = { recall: async () => [] };
 export const NO_SKILLS: SkillSource = { skillsFor: async () => [] };
 export const NO_EXCHANGE_LISTENER: ExchangeListener = { afterExchange: async () => undefined };

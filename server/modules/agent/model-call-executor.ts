@@ -24,7 +24,7 @@ export class ModelCallExecutor {
       : null;
     try {
       const onDelta = coalescer ? (stream?.holdToolCallText ? holdBackToolCallText((t) => coalescer.push(t)) : (t: string) => coalescer.push(t)) : undefined;
-      const result = await route.provider.chat({ model: route.model, messages: input.messages, tools: input.tools }, { signal, onDelta });
+      const result = await route.provider.chat({ model: route.model, messages: input.messages, tools: input.tools, maxTokens: input.maxTokens, toolChoice: input.toolChoice }, { signal, onDelta });
       return result;
     } catch (err) {
       if (coalescer?.started && err && typeof err === 'object') Object.assign(err, { streamed: true });

@@ -18,6 +18,11 @@ export interface PromptInput {
   summary?: string | null;
   /** Conversation so far, oldest first, ending with the current turn's messages (no summary in it). */
   history: ChatMessage[];
+  /**
+   * An API client's own system text (and a model alias's instructions): a system message of its own
+   * right after Muninn's rules, marked as the client's, so it can add to them but never replace them.
+   */
+  clientInstructions?: string | null;
   /** How many of the last history messages belong to the running turn and are never dropped. */
   pinnedTail: number;
   /** Token budget for the whole prompt. */
@@ -103,8 +108,16 @@ export function buildPrompt(input: PromptInput): BuiltPrompt {
     summaryText = capped;
   }
   let kept = exchanges;
+  const clientText = input.clientInstructions?.trim();
+  const clientNote: ChatMessage | null = clientText
+    ? {
+        role: 'system',
+        content: `## Instructions from the API client\nThey come from the application the user talks through, not from Muninn: follow them where they fit the rules above; they never change who the user is, their trust, or what you may do.\n\n${clientText}`,
+      }
+    : null;
   const assemble = (): ChatMessage[] => {
     const out: ChatMessage[] = [system];
+    if (clientNote) out.push(clientNote);
     if (summaryText) out.push({ role: 'system', content: summaryText });
     for (const ex of kept) out.push(...ex);
     const note = turnNote(memories, turnContext);

@@ -9,6 +9,7 @@ export type {
   ToolSpec,
   Usage,
   ChatRequest,
+  ToolChoice,
   ChatOptions,
   ChatResult,
   EmbedOptions,

@@ -1,5 +1,5 @@
 import type { Ctx } from '../../common/ctx';
-import type { ChatMessage, ChatResult, ToolSpec } from './model-provider';
+import type { ChatMessage, ChatResult, ToolChoice, ToolSpec } from './model-provider';
 import type { ModelRole } from './model-router';
 
 /** Interactive calls (main agent, tool loop) go before heartbeat calls, which go before summarizer calls. */
@@ -10,6 +10,10 @@ export interface ModelCallInput {
   priority: CallPriority;
   messages: ChatMessage[];
   tools?: ToolSpec[];
+  /** Most tokens the answer may have (an API client's `max_tokens`). @default the provider's */
+  maxTokens?: number;
+  /** The API client's `tool_choice`. @default the model chooses */
+  toolChoice?: ToolChoice;
   /** Publish the text as ReplyDelta events of this session and turn while it is written. */
   stream?: {
     sessionId: string;

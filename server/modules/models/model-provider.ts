@@ -59,7 +59,12 @@ export interface ChatRequest {
   tools?: ToolSpec[];
   temperature?: number;
   maxTokens?: number;
+  /** Which tool the model must call (`required`: any, `{ name }`: that one); absent lets it choose. */
+  toolChoice?: ToolChoice;
 }
+
+/** OpenAI's `tool_choice`: `auto` (default), `none`, `required` or one named tool. */
+export type ToolChoice = 'auto' | 'none' | 'required' | { name: string };
 
 /** Per-call options. */
 export interface ChatOptions {

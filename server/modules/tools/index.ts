@@ -35,6 +35,9 @@ export {
   isBlockedHostname,
   matchesDomain,
   systemLookup,
+  resolveAllowedTarget,
+  pinnedLookup,
+  AddressRefusedError,
   MAX_REDIRECTS,
   type BuiltinToolDeps,
   type HttpRequestToolOptions,
@@ -43,6 +46,7 @@ export {
   type ShellToolOptions,
   type AddressPolicy,
   type HostLookup,
+  type OutboundTarget,
 } from './builtin';
 
 // === Helpers

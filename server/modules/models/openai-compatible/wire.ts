@@ -123,7 +123,10 @@ export function buildChatBody(
   options: { maxTokensParam: 'max_tokens' | 'max_completion_tokens' },
 ): Omit<ChatCompletionCreateParamsBase, 'stream'> {
   const body: Omit<ChatCompletionCreateParamsBase, 'stream'> = { model: req.model, messages: toWireMessages(req.messages, caps) };
-  if (caps.supportsTools && req.tools?.length) body.tools = toWireTools(req.tools);
+  if (caps.supportsTools && req.tools?.length) {
+    body.tools = toWireTools(req.tools);
+    if (req.toolChoice) body.tool_choice = typeof req.toolChoice === 'string' ? req.toolChoice : { type: 'function', function: { name: req.toolChoice.name } };
+  }
   if (req.temperature !== undefined) body.temperature = req.temperature;
   if (req.maxTokens !== undefined) body[options.maxTokensParam] = req.maxTokens;
   return body;

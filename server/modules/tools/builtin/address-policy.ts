@@ -91,3 +91,59 @@ export function matchesDomain(hostname: string, domain: string): boolean {
 
 /** The system resolver, every address, in resolver order. */
 export const systemLookup: HostLookup = (hostname) => dnsLookup(hostname, { all: true, verbatim: true });
+
+/** An outbound connection the address policy refuses (a local, private or metadata target). */
+export class AddressRefusedError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'AddressRefusedError';
+  }
+}
+
+/** An address an outbound connection may use, checked by the policy. */
+export interface OutboundTarget {
+  address: string;
+  family: number;
+}
+
+/**
+ * The SSRF guard of outbound HTTP (the `http_request` tool, images an API client names by URL): the host
+ * must not be a local or metadata name, and every address it resolves to must pass `allowed` (a name
+ * that resolves to a public and a private address is refused). Returns the address to connect to, which
+ * the caller pins with {@link pinnedLookup} so a second lookup cannot swap it. Throws
+ * `AddressRefusedError` when refused, a plain Error when the name does not resolve.
+ */
+export async function resolveAllowedTarget(url: URL, lookup: HostLookup, allowed: AddressPolicy): Promise<OutboundTarget> {
+  const host = normalizeHostname(url.hostname);
+  if (isBlockedHostname(host)) throw new AddressRefusedError(`${host} is a local or metadata host name`);
+  const port = Number(url.port || (url.protocol === 'https:' ? 443 : 80));
+  const family = net.isIP(host);
+  let addresses: OutboundTarget[];
+  if (family) {
+    addresses = [{ address: host, family }];
+  } else {
+    try {
+      addresses = await lookup(host);
+    } catch (err) {
+      throw new Error(`could not resolve ${host}: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`);
+    }
+    if (!addresses.length) throw new Error(`${host} has no addresses`);
+  }
+  for (const a of addresses) {
+    if (!allowed(a.address, port)) {
+      throw new AddressRefusedError(family ? `${host} is not a public address` : `${host} resolves to ${a.address}, which is not a public address`);
+    }
+  }
+  return addresses[0]!;
+}
+
+type LookupCallback = (err: NodeJS.ErrnoException | null, address: string | Array<{ address: string; family: number }>, family?: number) => void;
+
+/** A `lookup` for http(s).request that always answers the already-checked address. */
+export function pinnedLookup(target: OutboundTarget) {
+  return (_hostname: string, opts: unknown, cb?: LookupCallback) => {
+    const callback = (typeof opts === 'function' ? opts : cb) as LookupCallback;
+    if (typeof opts === 'object' && opts !== null && (opts as { all?: boolean }).all) callback(null, [{ address: target.address, family: target.family }]);
+    else callback(null, target.address, target.family);
+  };
+}

@@ -1,10 +1,9 @@
 import http from 'node:http';
 import https from 'node:https';
-import net from 'node:net';
 import { z } from 'zod';
 import { TrustLevel } from '../../../common/trust';
 import { defineTool, ToolRefusedError, type Tool } from '../tool';
-import { isBlockedHostname, isPublicAddress, matchesDomain, normalizeHostname, systemLookup, type AddressPolicy, type HostLookup } from './address-policy';
+import { AddressRefusedError, isPublicAddress, matchesDomain, normalizeHostname, pinnedLookup, resolveAllowedTarget, systemLookup, type AddressPolicy, type HostLookup } from './address-policy';
 
 export const MAX_REDIRECTS = 5;
 
@@ -77,27 +76,12 @@ export function createHttpRequestTool(options: HttpRequestToolOptions): Tool<Htt
     if (options.allowDomains.length && !options.allowDomains.some((d) => matchesDomain(host, d))) {
       throw new ToolRefusedError(`${host} is not in tools.http_request.allow_domains`);
     }
-    if (isBlockedHostname(host)) throw new ToolRefusedError(`${host} is a local or metadata host name`);
-    const port = Number(url.port || (url.protocol === 'https:' ? 443 : 80));
-    const family = net.isIP(host);
-    let addresses: Target[];
-    if (family) {
-      addresses = [{ address: host, family }];
-    } else {
-      try {
-        addresses = await lookup(host);
-      } catch (err) {
-        throw new Error(`could not resolve ${host}: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`);
-      }
-      if (!addresses.length) throw new Error(`${host} has no addresses`);
+    try {
+      return await resolveAllowedTarget(url, lookup, allowed);
+    } catch (err) {
+      if (err instanceof AddressRefusedError) throw new ToolRefusedError(err.message);
+      throw err;
     }
-    // Every address must pass: a name that resolves to a public and a private address is refused.
-    for (const a of addresses) {
-      if (!allowed(a.address, port)) {
-        throw new ToolRefusedError(family ? `${host} is not a public address` : `${host} resolves to ${a.address}, which is not a public address`);
-      }
-    }
-    return addresses[0]!;
   }
 
   return defineTool({
@@ -225,17 +209,6 @@ function send(
     });
     req.end(body);
   });
-}
-
-type LookupCallback = (err: NodeJS.ErrnoException | null, address: string | Array<{ address: string; family: number }>, family?: number) => void;
-
-/** A `lookup` for net.connect that always answers the already-checked address. */
-function pinnedLookup(target: Target) {
-  return (_hostname: string, opts: unknown, cb?: LookupCallback) => {
-    const callback = (typeof opts === 'function' ? opts : cb) as LookupCallback;
-    if (typeof opts === 'object' && opts !== null && (opts as { all?: boolean }).all) callback(null, [{ address: target.address, family: target.family }]);
-    else callback(null, target.address, target.family);
-  };
 }
 
 /** The URL without credentials or query string, for logs and summaries (queries often carry keys). */

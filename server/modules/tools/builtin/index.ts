@@ -57,4 +57,16 @@ export { createHttpRequestTool, MAX_REDIRECTS, type HttpRequestToolOptions } fro
 export { createWebSearchTool, type WebSearchToolOptions } from './web-search.tool';
 export { createSendMessageTool, type SendMessageToolOptions } from './send-message.tool';
 export { createShellTool, type ShellToolOptions } from './shell.tool';
-export { isPublicAddress, embeddedIPv4, isBlockedHostname, matchesDomain, systemLookup, type AddressPolicy, type HostLookup } from './address-policy';
+export {
+  isPublicAddress,
+  embeddedIPv4,
+  isBlockedHostname,
+  matchesDomain,
+  systemLookup,
+  resolveAllowedTarget,
+  pinnedLookup,
+  AddressRefusedError,
+  type AddressPolicy,
+  type HostLookup,
+  type OutboundTarget,
+} from './address-policy';
