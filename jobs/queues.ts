@@ -14,6 +14,7 @@ export const QUEUES = {
   maintenance: 'maintenance',
   heartbeat: 'heartbeat',
   skills: 'skills',
+  memory: 'memory',
   modelCalls: (provider: string) => `model-calls.${provider}`,
 } as const;
 
@@ -52,6 +53,11 @@ export interface JobMap {
     /** Mirrors the skills folder into `learned_skills` (GraphQL `syncSkills`); progress: `{ done, total }`. */
     data: { ctx: SerializedCtx };
     result: SkillSyncReport;
+  };
+  'memory.reindex': {
+    /** Rebuilds the memory search index, of every memory or one user's (GraphQL `reindexMemories`); progress: `{ done, total }`. */
+    data: { ctx: SerializedCtx; userId: string | null };
+    result: { indexed: number; total: number; embedded: number };
   };
 }
 

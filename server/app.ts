@@ -9,6 +9,7 @@ import { DisposableStack } from './common/disposable';
 import { createLogger, type Logger } from './common/logger';
 import { SecretRedactor } from './common/secret-redactor';
 import { SecretBox } from './common/secret-box';
+import { appVersion } from './common/app-version';
 import { TrustLevel } from './common/trust';
 import { Db } from './persistence/db';
 import { openDatabase } from './persistence/data-source';
@@ -73,6 +74,8 @@ export interface Services {
 export class App {
   private http: RunningHttpServer | null = null;
   private workersStarted = false;
+  /** When this process built its services (`serverInfo.uptimeSeconds`). */
+  readonly startedAt = new Date();
   private channelsStarted = false;
   /** `run` is doing its start-up work (beats and skills synced, workers and channels started). */
   private starting = false;
@@ -220,6 +223,7 @@ export class App {
       pairing: chat?.pairing ?? new PairingService(this.db, s.audit, s.users, null),
       queues: chat && this.redis ? new QueueService(this.queueInspector(chat), s.audit) : null,
       mcp: s.mcp,
+      serverInfo: { version: appVersion(), startedAt: this.startedAt },
       chat: chat && {
         web: chat.web,
         rotation: chat.rotation,
@@ -236,6 +240,8 @@ export class App {
         skills: { service: chat.skills.service, syncCommands: chat.skills.syncCommands },
         jobProgress: chat.jobProgress,
         webhooks: chat.webhooks.service,
+        providerHealth: chat.providerHealth,
+        memoryReindex: chat.memoryReindex,
       },
     };
   }

@@ -29,9 +29,10 @@ import type { AuditService } from '../modules/audit';
 import { SlashCommandService } from '../modules/commands';
 import { RunningTurns, SessionRotation, TurnControl, TurnRunner, TurnService } from '../modules/conversation';
 import { HousekeepingService } from '../modules/maintenance';
-import type { MemoryService } from '../modules/memory';
+import { MemoryReindexCommands, type MemoryService } from '../modules/memory';
+import { estimateMessages, loggedExecutor, ModelCallService, ModelRouter, ProviderHealthService } from '../modules/models';
+import { RedisProviderCallLog } from '../redis/redis-provider-call-log';
 import type { McpService } from '../modules/mcp';
-import { estimateMessages, ModelCallService, ModelRouter } from '../modules/models';
 import { PairingService, registerPairingCommands } from '../modules/pairing';
 import type { PluginSettingService } from '../modules/plugins';
 import { Session, SessionLifecycleService, SessionMaintenanceService, type SessionService } from '../modules/sessions';
@@ -46,6 +47,7 @@ import { ModelCallQueues } from '../../jobs/model-calls';
 import { summaryJobs } from '../../jobs/summarizer';
 import { turnJobs } from '../../jobs/turns';
 import { skillSyncJobs } from '../../jobs/skills';
+import { memoryReindexJobs } from '../../jobs/memory';
 import { BullJobProgress } from '../../jobs/job-progress';
 import { QUEUES } from '../../jobs/queues';
 import { JobProgressService } from '../modules/queues';
@@ -130,6 +132,10 @@ export interface ChatServices {
   outbound: OutboundSender;
   /** `jobProgress(jobId)`: updates of background jobs started through the API (skill syncs). */
   jobProgress: JobProgressService;
+  /** Providers & models: probes, recent latency and errors, test calls. */
+  providerHealth: ProviderHealthService;
+  /** `reindexMemories`: queues a re-index of the memory search index. */
+  memoryReindex: MemoryReindexCommands;
   /** Sets the unknown-sender policy of a channel (pairing, open, allowlist, disabled). */
   setPolicy(channel: string, policy: SenderPolicy): void;
   /** Closes the queue producers and the model router. */
@@ -182,9 +188,10 @@ export async function buildChatServices(deps: ChatDeps): Promise<ChatServices> {
     const s = await db.repo(Ctx.system(logger, 'live-replies'), Session).findOneBy({ id: sessionId });
     return s ? { channel: s.channel, chatId: s.chatId } : null;
   });
+  const callLog = new RedisProviderCallLog(main, prefix, modelLog);
   const models = new ModelCallService(
     router,
-    { jobs: modelQueues, executor: meteredExecutor(new ModelCallExecutor(liveReplies), metrics), marks: new RedisInteractiveMarks(main, prefix, config.ai.background_grace_ms) },
+    { jobs: modelQueues, executor: meteredExecutor(loggedExecutor(new ModelCallExecutor(liveReplies), callLog), metrics), marks: new RedisInteractiveMarks(main, prefix, config.ai.background_grace_ms) },
     { backgroundGraceMs: config.ai.background_grace_ms, onFallback: (from, err) => modelLog.warn({ from, err }, 'model call failed; trying the fallback') },
   );
   const outboundQueue = deliveryJobs(queueEnv, q.outbound_attempts);
@@ -215,7 +222,8 @@ export async function buildChatServices(deps: ChatDeps): Promise<ChatServices> {
   }, clock);
   const skillJobs = skillSyncJobs(queueEnv);
   const skills = new SkillLayer({ config, db, audit: deps.audit, plugins: deps.plugins, redis: main, jobs: skillJobs });
-  const jobProgressSource = new BullJobProgress(queueEnv, [QUEUES.skills]);
+  const jobProgressSource = new BullJobProgress(queueEnv, [QUEUES.skills, QUEUES.memory]);
+  const reindexJobs = memoryReindexJobs(queueEnv);
   const turns = new TurnService(db, turnControl, events, running, () => config.session.queue_mode);
   const webhookService = new WebhookService(db, deps.users, deps.audit);
   const outbound = new WebhookReplies(delivery, { hooks: webhookService, results: beatLayer.results });
@@ -332,9 +340,11 @@ export async function buildChatServices(deps: ChatDeps): Promise<ChatServices> {
     api: { channel: api, rateLimit: apiRateLimit },
     outbound,
     jobProgress: new JobProgressService(jobProgressSource),
+    providerHealth: new ProviderHealthService(router, callLog),
+    memoryReindex: new MemoryReindexCommands(reindexJobs),
     setPolicy: (channel, policy) => void policies.set(channel, policy),
     close: async () => {
-      for (const producer of [turnQueue, modelQueues, outboundQueue, maintenance, summaryQueue, beats, skillJobs, jobProgressSource]) await producer.close();
+      for (const producer of [turnQueue, modelQueues, outboundQueue, maintenance, summaryQueue, beats, skillJobs, reindexJobs, jobProgressSource]) await producer.close();
       await liveness.stop();
       await router.dispose();
     },

@@ -14,6 +14,7 @@ import { startSummarizerWorker } from '../../jobs/summarizer';
 import { startTurnWorker } from '../../jobs/turns';
 import { startHeartbeatWorker } from '../../jobs/heartbeat';
 import { startSkillSyncWorker } from '../../jobs/skills';
+import { startMemoryReindexWorker } from '../../jobs/memory';
 import type { ChatServices } from './chat-services';
 import type { MemoryLayer } from './memory-layer';
 
@@ -56,6 +57,10 @@ export async function startChatWorkers(chat: ChatServices, deps: WorkerDeps): Pr
   stack.add('heartbeat worker', () => heartbeat.close());
   const skillSync = await startSkillSyncWorker(env, chat.skills.sync);
   stack.add('skill sync worker', () => skillSync.close());
+  if (deps.memory) {
+    const reindex = await startMemoryReindexWorker(env, deps.memory.indexer);
+    stack.add('memory re-index worker', () => reindex.close());
+  }
   await chat.skills.startWatching(Ctx.system(logger, 'skills'));
   stack.add('skills watcher', () => chat.skills.stopWatching());
   await chat.maintenance.schedule();

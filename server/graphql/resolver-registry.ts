@@ -7,7 +7,8 @@ import type { BeatRunEvent, BeatRunFeed, BeatRunner, BeatService } from '../modu
 import type { ApiTokenService } from '../modules/auth';
 import type { SessionRotation, TurnScheduler } from '../modules/conversation';
 import type { SessionEventSource } from '../modules/events';
-import type { MemorySearchService, MemoryService } from '../modules/memory';
+import type { MemoryReindexCommands, MemorySearchService, MemoryService } from '../modules/memory';
+import type { ProviderHealthService } from '../modules/models';
 import type { PairingService } from '../modules/pairing';
 import type { PluginSettingService } from '../modules/plugins';
 import type { JobProgressService, QueueService } from '../modules/queues';
@@ -32,6 +33,9 @@ import { QueueResolver } from './resolvers/queue.resolver';
 import { SkillResolver } from './resolvers/skill.resolver';
 import { WebhookResolver } from './resolvers/webhook.resolver';
 import { McpResolver } from './resolvers/mcp.resolver';
+import { ModelResolver } from './resolvers/model.resolver';
+import { ServerInfoResolver, type ServerInfoSource } from './resolvers/server-info.resolver';
+import { MemoryReindexResolver } from './resolvers/memory-reindex.resolver';
 import { SessionResolver } from './resolvers/session.resolver';
 import { ToolResolver } from './resolvers/tool.resolver';
 import { UserResolver } from './resolvers/user.resolver';
@@ -62,6 +66,8 @@ export interface ApiServices {
   queues: QueueService | null;
   /** MCP servers and users' credentials. */
   mcp: McpService;
+  /** Version and start time of this process (`serverInfo`). */
+  serverInfo: { version: string; startedAt: Date };
   chat: {
     web: WebChannel;
     rotation: SessionRotation;
@@ -78,6 +84,8 @@ export interface ApiServices {
     skills: { service: SkillService; syncCommands: SkillSyncCommands };
     jobProgress: JobProgressService;
     webhooks: WebhookService;
+    providerHealth: ProviderHealthService;
+    memoryReindex: MemoryReindexCommands;
   } | null;
 }
 
@@ -92,7 +100,11 @@ export function createResolverRegistry(s: ApiServices, maxPageSize: number): Res
     [PairingResolver, new PairingResolver(s.pairing)],
   ]);
   const chat = s.chat;
+  const info: ServerInfoSource = { ...s.serverInfo, usingMockModel: () => chat?.providerHealth.usingMock ?? null };
+  registry.set(ServerInfoResolver, new ServerInfoResolver(info));
   if (chat) {
+    registry.set(ModelResolver, new ModelResolver(chat.providerHealth));
+    registry.set(MemoryReindexResolver, new MemoryReindexResolver(chat.memoryReindex));
     registry.set(ChatResolver, new ChatResolver(chat.web, s.sessions, chat.rotation, chat.turnControl, chat.usage, chat.compaction, chat.sessionMaintenance));
     registry.set(ToolResolver, new ToolResolver(chat.tools.registry, chat.tools.approvals));
     registry.set(ChannelResolver, new ChannelResolver(chat.overview));

@@ -6,7 +6,7 @@ import { LearnedSkill, SkillService, type SkillSyncCommands } from '../../module
 import type { GraphQLContext } from '../context';
 
 @ObjectType({ description: 'A background job started through the API; follow it with jobProgress(jobId).' })
-class QueuedJob {
+export class QueuedJob {
   @Field(() => ID) jobId!: string;
   @Field() queue!: string;
 }

@@ -38,3 +38,4 @@ export { createMemoryTools, createMemorySearchTool, createMemorySaveTool } from 
 // Workspace files
 export { WorkspaceMemory, WORKSPACE_SOURCE_PREFIX, type WorkspaceMemoryOptions } from './workspace-memory';
 export { chunkText, type ChunkOptions } from './workspace-chunker';
+export { MemoryReindexCommands, type MemoryReindexJobs } from './memory-reindex';

@@ -33,6 +33,8 @@ export interface MemoryIndexHook {
 }
 
 const BATCH = 500;
+/** Memories per step of a re-index (one progress report each). */
+const REINDEX_BATCH = 50;
 
 /**
  * Keeps a MemoryStore in step with the `memories` table: every create/update/delete through MemoryService
@@ -64,6 +66,32 @@ export class MemoryIndexer implements MemoryIndexHook {
     } catch (err) {
       this.logger.error({ err, ids }, 'could not remove memories from the index — the next reconcile retries');
     }
+  }
+
+  /**
+   * Rebuilds the index entries of every memory, or of one user's, in batches, reporting `(done, total)`
+   * after each; then gives entries without a vector one. Unlike `reconcile` it rewrites entries that look
+   * current (a changed tokenizer or embedder, a suspected corrupt index). Stops early when `signal` aborts.
+   */
+  async reindex(
+    ctx: Ctx,
+    userId: string | null,
+    onProgress: (done: number, total: number) => Promise<void> | void = () => undefined,
+    signal?: AbortSignal,
+  ): Promise<{ indexed: number; total: number; embedded: number }> {
+    const rows = await this.db.repo(ctx, Memory).find({ select: { id: true }, where: userId ? { userId } : {}, order: { createdAt: 'ASC' } });
+    const ids = rows.map((r) => r.id);
+    let done = 0;
+    await onProgress(0, ids.length);
+    for (let i = 0; i < ids.length && !signal?.aborted; i += REINDEX_BATCH) {
+      const batch = await this.db.repo(ctx, Memory).findBy({ id: In(ids.slice(i, i + REINDEX_BATCH)) });
+      await this.store.upsert(ctx, batch.map(memoryToItem).filter((x): x is MemoryStoreItem => x !== null));
+      done += batch.length;
+      await onProgress(done, ids.length);
+    }
+    const embedded = signal?.aborted ? 0 : ((await this.store.syncVectors?.(ctx, signal)) ?? 0);
+    this.logger.info({ store: this.store.name, userId, indexed: done, embedded }, 'memories re-indexed');
+    return { indexed: done, total: ids.length, embedded };
   }
 
   /**

@@ -70,3 +70,14 @@ export {
   type ModelCallFailure,
   type WireModelError,
 } from './model-call.service';
+
+// Provider health (the console's providers & models page)
+export { InMemoryProviderCallLog, loggedExecutor, type ProviderCallEntry, type ProviderCallLog } from './provider-call-log';
+export {
+  ProviderHealthService,
+  ProviderHealth,
+  type ProviderStatus,
+  type ProviderTestResult,
+  type RoleRoute,
+  type ProviderHealthOptions,
+} from './provider-health.service';

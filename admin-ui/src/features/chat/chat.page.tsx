@@ -6,6 +6,7 @@ import { useQuery } from '../../lib/use-graphql';
 import { ErrorBox, Loading, PageHeader } from '../../components/ui';
 import { useChat, type ChatItem } from './use-chat';
 import { InlineApproval } from './inline-approval';
+import { MockModelNotice } from '../models/mock-model-notice';
 
 const MAX_IMAGE_BYTES = 5 * 1024 * 1024;
 
@@ -91,8 +92,9 @@ export function ChatPage() {
         subtitle={<>Your web chat with the assistant. Slash commands work here: <code>/help</code>, <code>/new</code>, <code>/status</code>, <code>/compact</code>.</>}
         actions={chat.running ? <button onClick={() => void chat.stop()}>Stop</button> : null}
       />
+      <MockModelNotice />
       <div className="chat card">
-        <div className="transcript" aria-label="Transcript" role="log">
+        <div className="transcript" aria-label="Transcript" role="log" tabIndex={0}>
           {chat.loading ? <Loading /> : null}
           {!chat.loading && !chat.items.length ? (
             <div className="state">

@@ -1,21 +1,24 @@
 import { useState, type FormEvent } from 'react';
-import { DeleteMemoryDocument, MemoriesDocument, SearchMemoriesDocument, type MemoryFieldsFragment, type MemoryScope, type MemoryType } from '../../gql/graphql';
+import { DeleteMemoryDocument, MemoriesDocument, MemoryOwnersDocument, SearchMemoriesDocument, type MemoryFieldsFragment, type MemoryScope, type MemoryType } from '../../gql/graphql';
 import { useAuth } from '../../lib/auth';
 import { trustAtLeast } from '../../lib/trust';
 import { useMutation, useQuery } from '../../lib/use-graphql';
 import { fmtAgo } from '../../lib/format';
 import { Badge, Card, ConfirmButton, Empty, ErrorBox, PageHeader, QueryView } from '../../components/ui';
 import { MemoryForm, TYPES } from './memory-form';
+import { ReindexCard } from './reindex-card';
 
-function MemoryRow({ m, score, admin, onChanged }: { m: MemoryFieldsFragment; score?: number; admin: boolean; onChanged(): void }) {
+const PAGE = 40;
+
+function MemoryRow({ m, score, admin, owner, users, onChanged }: { m: MemoryFieldsFragment; score?: number; admin: boolean; owner: string; users: Owner[]; onChanged(): void }) {
   const [editing, setEditing] = useState(false);
   const del = useMutation(DeleteMemoryDocument);
   const fromFile = !!m.source?.startsWith('workspace:');
   if (editing)
     return (
       <tr>
-        <td colSpan={4}>
-          <MemoryForm memory={m} admin={admin} onDone={() => (setEditing(false), onChanged())} />
+        <td colSpan={5}>
+          <MemoryForm memory={m} admin={admin} users={users} onDone={() => (setEditing(false), onChanged())} />
         </td>
       </tr>
     );
@@ -32,6 +35,7 @@ function MemoryRow({ m, score, admin, onChanged }: { m: MemoryFieldsFragment; sc
           <Badge value={m.scope} />
         </div>
       </td>
+      <td>{owner}</td>
       <td className="num">{score !== undefined ? score.toFixed(2) : fmtAgo(m.updatedAt)}</td>
       <td>
         {!fromFile ? (
@@ -56,6 +60,16 @@ function MemoryRow({ m, score, admin, onChanged }: { m: MemoryFieldsFragment; sc
   );
 }
 
+type Owner = { id: string; displayName: string };
+
+/** Who a memory belongs to, in words. */
+function ownerOf(m: MemoryFieldsFragment, users: Owner[], me: string | undefined): string {
+  if (m.scope === 'GLOBAL') return 'everyone';
+  if (m.scope === 'GROUP') return `group ${m.groupId ?? ''}`;
+  if (m.userId && m.userId === me) return 'you';
+  return users.find((u) => u.id === m.userId)?.displayName ?? m.userId ?? '–';
+}
+
 export function MemoriesPage() {
   const { me } = useAuth();
   const admin = trustAtLeast(me?.trust, 'ADMIN');
@@ -64,7 +78,13 @@ export function MemoriesPage() {
   const [text, setText] = useState('');
   const [query, setQuery] = useState('');
   const [creating, setCreating] = useState(false);
-  const list = useQuery(MemoriesDocument, { filter: { type: type || null, scope: scope || null } }, { skip: !!query });
+  const [userId, setUserId] = useState('');
+  const [cursors, setCursors] = useState<string[]>([]);
+  const owners = useQuery(MemoryOwnersDocument, {}, { skip: !admin });
+  const users: Owner[] = owners.data?.users.edges.map((e) => e.node) ?? [];
+  const list = useQuery(MemoriesDocument, { first: PAGE, after: cursors.at(-1) ?? null, filter: { type: type || null, scope: scope || null, userId: userId || null } }, { skip: !!query });
+  const owner = (m: MemoryFieldsFragment) => ownerOf(m, users, me?.id);
+  const filterBy = <T,>(set: (v: T) => void) => (v: T) => (setCursors([]), set(v));
   const search = useQuery(SearchMemoriesDocument, { query, limit: 25 }, { skip: !query });
   const onSearch = (e: FormEvent) => {
     e.preventDefault();
@@ -76,6 +96,7 @@ export function MemoriesPage() {
       <tr>
         <th>Memory</th>
         <th>Kind</th>
+        <th>Owner</th>
         <th className="num">{query ? 'Score' : 'Updated'}</th>
         <th />
       </tr>
@@ -95,7 +116,7 @@ export function MemoriesPage() {
       <div className="stack">
         {creating ? (
           <Card title="New memory">
-            <MemoryForm admin={admin} onDone={() => (setCreating(false), refresh())} />
+            <MemoryForm admin={admin} users={users} onDone={() => (setCreating(false), refresh())} />
           </Card>
         ) : null}
         <Card>
@@ -111,18 +132,28 @@ export function MemoriesPage() {
             </form>
             {!query ? (
               <>
-                <select aria-label="Type" value={type} onChange={(e) => setType(e.target.value as MemoryType | '')}>
+                <select aria-label="Type" value={type} onChange={(e) => filterBy(setType)(e.target.value as MemoryType | '')}>
                   <option value="">All types</option>
                   {TYPES.map((t) => (
                     <option key={t}>{t}</option>
                   ))}
                 </select>
-                <select aria-label="Scope" value={scope} onChange={(e) => setScope(e.target.value as MemoryScope | '')}>
+                <select aria-label="Scope" value={scope} onChange={(e) => filterBy(setScope)(e.target.value as MemoryScope | '')}>
                   <option value="">All scopes</option>
                   <option>USER</option>
                   <option>GROUP</option>
                   <option>GLOBAL</option>
                 </select>
+                {admin ? (
+                  <select aria-label="Owner" value={userId} onChange={(e) => filterBy(setUserId)(e.target.value)}>
+                    <option value="">All users</option>
+                    {users.map((u) => (
+                      <option key={u.id} value={u.id}>
+                        {u.displayName}
+                      </option>
+                    ))}
+                  </select>
+                ) : null}
               </>
             ) : null}
           </div>
@@ -134,7 +165,7 @@ export function MemoriesPage() {
                     {head}
                     <tbody>
                       {d.searchMemories.map((h) => (
-                        <MemoryRow key={h.memory.id} m={h.memory} score={h.score} admin={admin} onChanged={refresh} />
+                        <MemoryRow key={h.memory.id} m={h.memory} score={h.score} admin={admin} owner={owner(h.memory)} users={users} onChanged={refresh} />
                       ))}
                     </tbody>
                   </table>
@@ -142,23 +173,42 @@ export function MemoriesPage() {
               )}
             </QueryView>
           ) : (
-            <QueryView q={list} empty={(d) => (d.memories.edges.length ? null : <Empty title="No memories yet">The summarizer writes them after conversations; you can add one too.</Empty>)}>
+            <QueryView q={list} empty={(d) => (d.memories.edges.length ? null : <Empty title="No memories yet">The summarizer writes them after conversations; add one with “New memory”.</Empty>)}>
               {(d) => (
                 <div className="table-wrap">
                   <table aria-label="Memories">
                     {head}
                     <tbody>
                       {d.memories.edges.map(({ node }) => (
-                        <MemoryRow key={node.id} m={node} admin={admin} onChanged={refresh} />
+                        <MemoryRow key={node.id} m={node} admin={admin} owner={owner(node)} users={users} onChanged={refresh} />
                       ))}
                     </tbody>
                   </table>
-                  <p className="small muted">{d.memories.totalCount} memories</p>
+                  <div className="row spread">
+                    <p className="small muted">
+                      {d.memories.totalCount} memories{d.memories.totalCount > PAGE ? ` · page ${cursors.length + 1} of ${Math.ceil(d.memories.totalCount / PAGE)}` : ''}
+                    </p>
+                    {d.memories.totalCount > PAGE ? (
+                      <div className="row">
+                        <button className="small" disabled={!cursors.length} onClick={() => setCursors((c) => c.slice(0, -1))}>
+                          Previous page
+                        </button>
+                        <button
+                          className="small"
+                          disabled={!d.memories.pageInfo.hasNextPage}
+                          onClick={() => setCursors((c) => [...c, d.memories.pageInfo.endCursor!])}
+                        >
+                          Next page
+                        </button>
+                      </div>
+                    ) : null}
+                  </div>
                 </div>
               )}
             </QueryView>
           )}
         </Card>
+        {admin ? <ReindexCard users={users} /> : null}
       </div>
     </>
   );

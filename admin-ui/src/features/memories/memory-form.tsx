@@ -6,18 +6,19 @@ import { ErrorBox } from '../../components/ui';
 export const TYPES: MemoryType[] = ['FACT', 'LESSON', 'REMINDER', 'SUMMARY'];
 
 /** Create a memory, or edit one (`memory` given): content, type, importance; scope on create. */
-export function MemoryForm({ memory, admin, onDone }: { memory?: MemoryFieldsFragment; admin: boolean; onDone(): void }) {
+export function MemoryForm({ memory, admin, users = [], onDone }: { memory?: MemoryFieldsFragment; admin: boolean; users?: Array<{ id: string; displayName: string }>; onDone(): void }) {
   const [content, setContent] = useState(memory?.content ?? '');
   const [type, setType] = useState<MemoryType>(memory?.type ?? 'FACT');
   const [scope, setScope] = useState<MemoryScope>(memory?.scope ?? 'USER');
   const [importance, setImportance] = useState(memory?.importance ?? 0.5);
+  const [owner, setOwner] = useState('');
   const create = useMutation(CreateMemoryDocument);
   const update = useMutation(UpdateMemoryDocument);
   const submit = async (e: FormEvent) => {
     e.preventDefault();
     const r = memory
       ? await update.run({ id: memory.id, input: { content, type, importance } })
-      : await create.run({ input: { content, type, scope, importance } });
+      : await create.run({ input: { content, type, scope, importance, userId: scope === 'USER' && owner ? owner : null } });
     if (r) onDone();
   };
   return (
@@ -39,8 +40,21 @@ export function MemoryForm({ memory, admin, onDone }: { memory?: MemoryFieldsFra
           <label className="field">
             Scope
             <select value={scope} onChange={(e) => setScope(e.target.value as MemoryScope)}>
-              <option value="USER">USER (mine)</option>
+              <option value="USER">USER (one person)</option>
               {admin ? <option value="GLOBAL">GLOBAL</option> : null}
+            </select>
+          </label>
+        ) : null}
+        {!memory && admin && scope === 'USER' ? (
+          <label className="field">
+            For
+            <select value={owner} onChange={(e) => setOwner(e.target.value)}>
+              <option value="">me</option>
+              {users.map((u) => (
+                <option key={u.id} value={u.id}>
+                  {u.displayName}
+                </option>
+              ))}
             </select>
           </label>
         ) : null}

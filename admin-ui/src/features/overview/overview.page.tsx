@@ -7,6 +7,7 @@ import { BarChart, dayRange } from '../../components/charts';
 import { useReadiness } from './use-readiness';
 import { QueueDepths } from './queue-depths';
 import { RecentErrors } from './recent-errors';
+import { ChannelRows, ProviderRows, ServerFacts } from './health-rows';
 
 const DAYS = 14;
 
@@ -37,18 +38,12 @@ export function OverviewPage() {
                       </td>
                     </tr>
                   ))}
-                  {q.data?.channels.map((c) => (
-                    <tr key={c.name}>
-                      <td>
-                        channel {c.name}
-                        {c.lastError ? <div className="small muted">{c.lastError}</div> : null}
-                      </td>
-                      <td className="num">{c.enabled ? <Badge value={c.state} /> : <Badge value="disabled" />}</td>
-                    </tr>
-                  ))}
+                  <ProviderRows />
+                  <ChannelRows channels={q.data?.channels} />
                 </tbody>
               </table>
             ) : null}
+            <ServerFacts />
             <RecentErrors />
           </Card>
           <Card title="Queues">

@@ -9,6 +9,7 @@ export function QueueDepths() {
   return (
     <QueryView q={q}>
       {(d) => (
+        <div className="table-wrap">
         <table aria-label="Queue depths">
           <TableHead columns={['Queue', { label: 'Waiting', num: true }, { label: 'Running', num: true }, { label: 'Delayed', num: true }, { label: 'Failed', num: true }]} />
           <tbody>
@@ -25,6 +26,7 @@ export function QueueDepths() {
             ))}
           </tbody>
         </table>
+        </div>
       )}
     </QueryView>
   );

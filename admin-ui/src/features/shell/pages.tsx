@@ -10,6 +10,7 @@ import { ToolsPage } from '../tools/tools.page';
 import { QueuesPage } from '../queues/queues.page';
 import { UsagePage } from '../usage/usage.page';
 import { AuditPage } from '../audit/audit.page';
+import { ModelsPage } from '../models/models.page';
 
 export interface PageDef {
   path: string;
@@ -29,6 +30,7 @@ export const PAGES: PageDef[] = [
   { path: '/users', title: 'Users & trust', minTrust: 'ADMIN', section: 'Administration', component: UsersPage },
   { path: '/approvals', title: 'Approvals', minTrust: 'ADMIN', section: 'Administration', component: ApprovalsPage },
   { path: '/tools', title: 'Tools & channels', minTrust: 'ADMIN', section: 'Administration', component: ToolsPage },
+  { path: '/models', title: 'Providers & models', minTrust: 'ADMIN', section: 'Administration', component: ModelsPage },
   { path: '/queues', title: 'Queues', minTrust: 'ADMIN', section: 'Administration', component: QueuesPage },
   { path: '/usage', title: 'Usage', minTrust: 'ADMIN', section: 'Administration', component: UsagePage },
   { path: '/audit', title: 'Audit log', minTrust: 'ADMIN', section: 'Administration', component: AuditPage },
