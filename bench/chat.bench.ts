@@ -3,6 +3,7 @@ import type { BenchContext } from './support/context';
 import { ChatSession, createUsers } from './support/chat';
 import { bullmqFloor, fakeModelFloor, httpFloor, sqliteTurnFloor } from './support/floors';
 import { HttpClient } from './support/http-client';
+import { OpenAIStreamClient } from './support/openai-stream';
 import { BenchServer } from './support/server';
 import { closedLoop, median, summarize } from './support/stats';
 
@@ -62,6 +63,32 @@ export async function chatBench(b: BenchContext): Promise<void> {
     });
     const first = summarize(timings.map((t) => t.firstDeltaMs ?? NaN).filter((x) => !Number.isNaN(x)));
     results.add({ benchmark: 'sendMessage → first ReplyDelta', latency: first, floor: { name: 'fake model direct', p50: floorModel.latency.p50 }, target: 'reported', meets: null });
+
+    // --- first token through the OpenAI-compatible API vs through GraphQL: same user, same fake model,
+    // interleaved so both see the same machine; each continues a session of its own.
+    const api = new OpenAIStreamClient(server.url, one.token);
+    try {
+      for (let i = 0; i < (quick ? 5 : 10); i++) await api.firstToken(`api warm up ${i}`, 'bench');
+      const viaApi: number[] = [];
+      const viaGraphQL: number[] = [];
+      for (let i = 0; i < (quick ? 40 : 300); i++) {
+        const g = await one.turn(`first token graphql ${i}`);
+        if (g.firstDeltaMs !== null) viaGraphQL.push(g.firstDeltaMs);
+        viaApi.push((await api.firstToken(`first token api ${i}`, 'bench')).firstMs);
+      }
+      const a = summarize(viaApi);
+      const g = summarize(viaGraphQL);
+      results.add({
+        benchmark: 'first token: POST /v1/chat/completions (stream) vs GraphQL sendMessage → ReplyDelta',
+        latency: a,
+        floor: { name: 'GraphQL first ReplyDelta', p50: g.p50 },
+        target: 'p50 within 2 ms of GraphQL',
+        meets: a.p50 - g.p50 <= 2,
+        note: `GraphQL p50 ${g.p50.toFixed(2)} ms p99 ${g.p99.toFixed(2)}; /v1 p50 ${a.p50.toFixed(2)} ms p99 ${a.p99.toFixed(2)} (Δ p50 ${(a.p50 - g.p50).toFixed(2)} ms)`,
+      });
+    } finally {
+      api.close();
+    }
 
     // --- prompt prefix across two turns of a session
     model.reset();

@@ -9,6 +9,7 @@ import { DisposableStack } from './common/disposable';
 import { createLogger, type Logger } from './common/logger';
 import { SecretRedactor } from './common/secret-redactor';
 import { SecretBox } from './common/secret-box';
+import { securePrivateFolder } from './persistence/data-folder';
 import { appVersion } from './common/app-version';
 import { TrustLevel } from './common/trust';
 import { Db } from './persistence/db';
@@ -105,6 +106,7 @@ export class App {
     const stack = new DisposableStack();
     const metrics = new PromMetrics();
     try {
+      securePrivateFolder(config.data_dir);
       const { dataSource, applied } = await openDatabase(config, ENTITIES);
       stack.add('database', () => dataSource.destroy());
       if (applied.length) logger.info({ migrations: applied }, 'applied database migrations');

@@ -18,6 +18,8 @@ export function registerServeCommand(program: Command, run: CliRun): void {
         throw new Error(`--role must be all, api or worker; got "${opts.role}".`);
       }
       const config = loadCliConfig(run.io);
+      // Everything the server writes (database, WAL, tokens, the managed Redis's files) is private to its user.
+      process.umask(0o077);
       const app = await App.create({ config });
       let stopping = false;
       const stop = (signal: string) => {

@@ -1,4 +1,4 @@
-import { In } from 'typeorm';
+import { In, Not } from 'typeorm';
 import { Ctx } from '../../common/ctx';
 import type { Logger } from '../../common/logger';
 import { newId } from '../../common/ids';
@@ -12,6 +12,14 @@ import type { RunningTurns } from './running-turns';
 import type { TurnScheduler } from './turn-scheduler';
 
 export type QueueMode = 'followup' | 'collect' | 'interrupt';
+
+/**
+ * Channels whose sessions answer their own instructions outside the turn queue: a beat run stores its
+ * instruction and runs it at once in `cron:<beatId>` (its history withheld). The turn queue never drains
+ * them: answering such an instruction as a conversation turn (say, one a running beat had just stored
+ * when a worker started and recovered pending sessions) would answer it twice, with earlier runs' history.
+ */
+const SELF_RUN_CHANNELS: readonly string[] = ['cron'];
 
 export interface InboundImage {
   mimeType: string;
@@ -110,7 +118,9 @@ export class TurnService {
       .repo(Ctx.system(logger, 'recover'), Message)
       .createQueryBuilder('m')
       .select('DISTINCT m.sessionId', 'sessionId')
+      .innerJoin(Session, 's', 's.id = m.sessionId')
       .where('m.role = :role AND m.status IN (:...statuses)', { role: MessageRole.USER, statuses: [MessageStatus.QUEUED, MessageStatus.PROCESSING] })
+      .andWhere('s.channel NOT IN (:...selfRun)', { selfRun: SELF_RUN_CHANNELS })
       .getRawMany<{ sessionId: string }>();
     for (const { sessionId } of rows) await this.scheduler.schedule(sessionId, 'recover');
     if (rows.length) logger.info({ sessions: rows.length }, 'rescheduled sessions with pending messages');
@@ -120,13 +130,13 @@ export class TurnService {
   /** Drains a session by id; a session that no longer exists has nothing to drain. */
   async drainSession(ctx: Ctx, sessionId: string, runner: TurnExecutor, signal: AbortSignal, maxTurns = Infinity): Promise<number> {
     const session = await this.db.repo(ctx, Session).findOneBy({ id: sessionId });
-    return session ? this.drain(ctx, session, runner, signal, maxTurns) : 0;
+    return session && !SELF_RUN_CHANNELS.includes(session.channel) ? this.drain(ctx, session, runner, signal, maxTurns) : 0;
   }
 
   /** Whether the session has messages waiting for an answer. */
   async hasPending(ctx: Ctx, sessionId: string): Promise<boolean> {
     const n = await this.db.repo(ctx, Message).count({
-      where: { sessionId, role: MessageRole.USER, status: In([MessageStatus.QUEUED, MessageStatus.PROCESSING]) },
+      where: { sessionId, role: MessageRole.USER, status: In([MessageStatus.QUEUED, MessageStatus.PROCESSING]), session: { channel: Not(In(SELF_RUN_CHANNELS)) } },
     });
     return n > 0;
   }

@@ -4,7 +4,7 @@
  * turns finished or handed back to the queue, subscriptions closed with 1001; after a restart every
  * acknowledged message is answered exactly once. Only a second signal exits at once.
  */
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import WebSocket from 'ws';
@@ -90,6 +90,15 @@ describe('shutdown on one signal (NODE_ENV=production)', () => {
     const rig = await startRig();
     expect((await send(rig.owner, 'hello')).status).toBeDefined();
     await new Promise((r) => setTimeout(r, 4_000));
+    // The data folder is private to the server's user, and so is every file in it.
+    const mode = (p: string) => (statSync(path.join(rig.dataDir, p)).mode & 0o777).toString(8);
+    expect({ dir: mode('.'), db: mode('muninn.sqlite'), wal: mode('muninn.sqlite-wal'), token: mode('owner.token'), redis: mode('redis') }).toEqual({
+      dir: '700',
+      db: '600',
+      wal: '600',
+      token: '600',
+      redis: '700',
+    });
     rig.server.child.kill('SIGTERM');
     const { code, ms } = await waitExit(rig.server);
     expect(code).toBe(0);

@@ -6,7 +6,7 @@ import { In } from 'typeorm';
 import type { Ctx } from '../../../server/common/ctx';
 import { TrustLevel } from '../../../server/common/trust';
 import { RunningTurns, TurnAbortedError, TurnRunner, TurnService, type QueueMode, type SessionChores, type TurnExecutor } from '../../../server/modules/conversation';
-import { Message, MessageStatus, type Session } from '../../../server/modules/sessions';
+import { Message, MessageRole, MessageStatus, type Session } from '../../../server/modules/sessions';
 import type { User } from '../../../server/modules/users';
 import { InMemorySessionEvents, inProcessTurnScheduler } from '../../support/ports';
 import { SqliteWorld } from '../../support/sqlite-world';
@@ -234,5 +234,27 @@ describe('TurnRunner', () => {
     const t = setup();
     expect(await t.runner.drain(world.system(), 'no-such-session', never())).toEqual({ status: 'done', turns: 0, more: false });
     expect(t.executor.batches).toEqual([]);
+  });
+  it("never drains a beat run's own instruction: recovery skips cron sessions and a drain there answers nothing", async () => {
+    const t = setup();
+    // A beat run stores its instruction PROCESSING and runs it itself (BeatTurns.runAs), no turn job.
+    const cron = await world.session(ada, 'cron', 'beat-1');
+    await world.db.repo(world.system(), Message).save(
+      world.db.repo(world.system(), Message).create({ sessionId: cron.id, userId: ada.id, role: MessageRole.USER, content: 'Write the briefing', status: MessageStatus.PROCESSING, turnId: 'beat-run', dedupeKey: null }),
+    );
+    // A conversation left pending by a dead worker is recovered as before.
+    const chat = await freshSession();
+    await t.turns.submit(world.as(ada), chat, { text: 'left over' });
+    t.jobs.take();
+
+    expect(await t.turns.recoverPending(world.system().logger)).toBeGreaterThanOrEqual(1);
+    const scheduled = t.jobs.take().map((j) => j.sessionId);
+    expect(scheduled).toContain(chat.id);
+    expect(scheduled).not.toContain(cron.id);
+    expect(await t.runner.drain(world.system(), cron.id, never())).toEqual({ status: 'done', turns: 0, more: false });
+    expect(t.executor.batches).toEqual([]);
+    expect(await t.turns.hasPending(world.system(), cron.id)).toBe(false);
+    const stored = await world.db.repo(world.system(), Message).findOneByOrFail({ sessionId: cron.id });
+    expect(stored.status).toBe(MessageStatus.PROCESSING);
   });
 });
