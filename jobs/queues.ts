@@ -2,6 +2,7 @@ import type { SerializedCtx } from '../server/common/ctx';
 import type { HousekeepingResult } from '../server/modules/maintenance';
 import type { ChatResult, ModelCallInput } from '../server/modules/models';
 import type { SkillSyncReport } from '../server/modules/skills';
+import type { SpeakJob, TranscribeJob, TranscribeOutcome } from '../server/modules/voice';
 
 /**
  * Queue names (BullMQ). Model calls get one queue per provider (`model-calls.<provider>`), deliveries one
@@ -14,6 +15,7 @@ export const QUEUES = {
   maintenance: 'maintenance',
   heartbeat: 'heartbeat',
   skills: 'skills',
+  voice: 'voice',
   memory: 'memory',
   modelCalls: (provider: string) => `model-calls.${provider}`,
 } as const;
@@ -48,6 +50,16 @@ export interface JobMap {
     /** Retention of archived sessions, overdue tool approvals. */
     data: Record<string, never>;
     result: HousekeepingResult;
+  };
+  'voice.transcribe': {
+    /** Transcribes a stashed voice note and submits the transcript as the sender's message. */
+    data: TranscribeJob;
+    result: { outcome: TranscribeOutcome };
+  };
+  'voice.speak': {
+    /** Speaks a reply and hands the voice message to its chat (or the text, when speech fails). */
+    data: SpeakJob;
+    result: { outcome: 'voice' | 'text' };
   };
   'skills.sync': {
     /** Mirrors the skills folder into `learned_skills` (GraphQL `syncSkills`); progress: `{ done, total }`. */

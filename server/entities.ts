@@ -16,6 +16,7 @@ import { ToolApproval } from './modules/tools';
 import { AuditEntry } from './modules/audit';
 import { UsageRecord } from './modules/usage';
 import { Webhook } from './modules/webhooks';
+import { VoicePreference } from './modules/voice';
 import { McpServerRecord, McpCredential } from './modules/mcp';
 
 /** Every entity of the data model, in one explicit list (no globbing); handed to the data source by its callers. */
@@ -38,6 +39,7 @@ export const ENTITIES = [
   AuditEntry,
   UsageRecord,
   Webhook,
+  VoicePreference,
   McpServerRecord,
   McpCredential,
 ] as const;

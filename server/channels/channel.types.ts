@@ -1,4 +1,5 @@
 import type { InboundImage } from '../modules/conversation';
+import type { InboundVoice } from '../modules/voice';
 
 export type ChatKindName = 'dm' | 'group';
 
@@ -17,6 +18,8 @@ export interface InboundMessage {
   /** Platform message id, for dedupe of redelivered events. */
   platformMessageId?: string | null;
   receivedAt?: Date;
+  /** A voice note or audio file to transcribe (the text is then its caption, often empty). */
+  voice?: InboundVoice;
   /** The DM session key a channel names itself (web and TUI: `<channel>:<userId>`); platforms leave it out. */
   sessionKey?: string | null;
 }
@@ -33,6 +36,14 @@ export interface OutboundChunk {
    * turn, `first` marks the first chunk, which may replace the live message instead of sending anew.
    */
   stream?: { key: string; first: boolean };
+}
+
+/** A spoken reply: OGG/Opus audio (base64, so it travels in the JSON of the outbound mailbox). */
+export interface OutboundVoice {
+  dataBase64: string;
+  mimeType: string;
+  /** Play time, rounded up to whole seconds (shown by the platform). */
+  seconds: number;
 }
 
 export type ChannelState = 'STOPPED' | 'STARTING' | 'CONNECTED' | 'POLLING' | 'WEBHOOK' | 'NEEDS_LINK' | 'ERROR';
@@ -75,6 +86,11 @@ export interface ChannelTransport {
    * Absent when the channel does not stream.
    */
   liveReply?(chatId: string, key: string, textSoFar: string): void;
+  /**
+   * Sends a spoken reply as the platform's voice message (Telegram sendVoice, a WhatsApp voice note);
+   * throws like `send`. Absent when the channel has no voice messages.
+   */
+  sendVoice?(chatId: string, voice: OutboundVoice, idempotencyKey: string, signal?: AbortSignal): Promise<{ platformMessageId?: string }>;
   /** Shows or clears a typing / composing indicator. */
   setTyping?(chatId: string, on: boolean): Promise<void>;
   status(): ChannelStatus;

@@ -7,6 +7,7 @@ import type { TurnService, TurnTicket } from '../modules/conversation';
 import type { SessionEventPublisher } from '../modules/events';
 import { ChatKind, sessionKeyFor, type Session, type SessionLifecycleService } from '../modules/sessions';
 import type { User, UserService } from '../modules/users';
+import { VOICE_MESSAGES, type VoiceNoteService } from '../modules/voice';
 import type { InboundMessage } from './channel.types';
 import { compose, type Middleware } from './middleware';
 
@@ -21,6 +22,8 @@ export interface InboundContext {
   replies: string[];
   /** Why the message was not processed, when it was not. */
   dropped?: string;
+  /** A voice note was queued for transcription (its transcript becomes the message later). */
+  voiceQueued?: boolean;
   /** A backing service (database disk, Redis) refused the message: nothing was stored. */
   unavailable?: ServiceUnavailableError;
 }
@@ -68,6 +71,8 @@ export interface InboundPipelineDeps {
   logger: Logger;
   /** Session resets (`session.daily_reset_hour`, `session.idle_minutes`); none when omitted. */
   expiry?: SessionExpiry;
+  /** Voice notes: checked, stashed and queued for transcription; without it they are refused. */
+  voice?: Pick<VoiceNoteService, 'accept'>;
 }
 
 /**
@@ -222,11 +227,21 @@ export class InboundPipeline {
 
   private async enqueue(c: InboundContext): Promise<void> {
     const { message } = c;
+    if (message.voice) return this.enqueueVoice(c, message.voice);
     if (!message.text.trim() && !message.images?.length) {
       c.dropped = 'empty';
       return;
     }
     c.ticket = await this.deps.turns.submit(c.ctx, c.session!, { text: message.text, images: message.images, dedupeKey: this.dedupeKey(message) });
     if (c.ticket.duplicate) c.dropped = 'duplicate';
+  }
+
+  private async enqueueVoice(c: InboundContext, voice: NonNullable<InboundMessage['voice']>): Promise<void> {
+    const { message } = c;
+    const origin = { session: c.session!, trust: c.user!.trust, channel: message.channel, chatId: message.chatId, caption: message.text, dedupeKey: this.dedupeKey(message) };
+    const outcome = this.deps.voice ? await this.deps.voice.accept(c.ctx, voice, origin) : { reply: VOICE_MESSAGES.notSetUp, queued: false };
+    if (outcome.reply) c.replies.push(outcome.reply);
+    if (outcome.queued) c.voiceQueued = true;
+    else c.dropped = 'voice refused';
   }
 }

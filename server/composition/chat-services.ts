@@ -61,6 +61,7 @@ import { createChannelTransports } from './channel-transports';
 import { createInboundPipeline } from './inbound-layer';
 import { createBeatLayer, type BeatLayer } from './beat-layer';
 import { registerBeatCommands, type ResultChannels } from '../modules/beats';
+import { createVoiceLayer, type VoiceLayer } from './voice-layer';
 
 export interface ChatDeps {
   config: AppConfig;
@@ -130,6 +131,8 @@ export interface ChatServices {
   webhooks: { service: WebhookService; trigger: WebhookTrigger };
   /** The agent's outbound port: replies to their chats, webhook results to the hook's target. */
   outbound: OutboundSender;
+  /** Voice notes in (transcription) and spoken replies out. */
+  voice: VoiceLayer;
   /** `jobProgress(jobId)`: updates of background jobs started through the API (skill syncs). */
   jobProgress: JobProgressService;
   /** Providers & models: probes, recent latency and errors, test calls. */
@@ -226,7 +229,21 @@ export async function buildChatServices(deps: ChatDeps): Promise<ChatServices> {
   const reindexJobs = memoryReindexJobs(queueEnv);
   const turns = new TurnService(db, turnControl, events, running, () => config.session.queue_mode);
   const webhookService = new WebhookService(db, deps.users, deps.audit);
-  const outbound = new WebhookReplies(delivery, { hooks: webhookService, results: beatLayer.results });
+  const voice = createVoiceLayer({
+    config,
+    logger,
+    redactor: deps.redactor,
+    db,
+    redis: main,
+    queueEnv,
+    inner: new WebhookReplies(delivery, { hooks: webhookService, results: beatLayer.results }),
+    delivery,
+    channels,
+    turns,
+    lifecycle,
+    usage,
+  });
+  const outbound = voice.replies;
   const webhookTrigger = new WebhookTrigger({
     db,
     users: deps.users,
@@ -282,7 +299,8 @@ export async function buildChatServices(deps: ChatDeps): Promise<ChatServices> {
   skills.registerCommands(commands);
   registerPairingCommands(commands, { pairing, users: deps.users });
   registerBeatCommands(commands, beats.beats);
-  const { pipeline, policies } = createInboundPipeline({ config, logger, db, redis: main, users: deps.users, pairing, lifecycle, rotation, turns, commands, events, notices: delivery, clock });
+  voice.registerCommands(commands);
+  const { pipeline, policies } = createInboundPipeline({ config, logger, db, redis: main, users: deps.users, pairing, lifecycle, rotation, turns, commands, events, notices: delivery, clock, voice: voice.notes });
   const web = new WebChannel(pipeline, deps.users, deps.sessions, (channel) => config.channels[channel].enabled, () => redis.unreachable());
   const api = new ApiChannel({
     db,
@@ -339,12 +357,13 @@ export async function buildChatServices(deps: ChatDeps): Promise<ChatServices> {
     webhooks: { service: webhookService, trigger: webhookTrigger },
     api: { channel: api, rateLimit: apiRateLimit },
     outbound,
+    voice,
     jobProgress: new JobProgressService(jobProgressSource),
     providerHealth: new ProviderHealthService(router, callLog),
     memoryReindex: new MemoryReindexCommands(reindexJobs),
     setPolicy: (channel, policy) => void policies.set(channel, policy),
     close: async () => {
-      for (const producer of [turnQueue, modelQueues, outboundQueue, maintenance, summaryQueue, beats, skillJobs, reindexJobs, jobProgressSource]) await producer.close();
+      for (const producer of [turnQueue, modelQueues, outboundQueue, maintenance, summaryQueue, beats, skillJobs, reindexJobs, jobProgressSource, voice]) await producer.close();
       await liveness.stop();
       await router.dispose();
     },

@@ -14,6 +14,7 @@ import { startSummarizerWorker } from '../../jobs/summarizer';
 import { startTurnWorker } from '../../jobs/turns';
 import { startHeartbeatWorker } from '../../jobs/heartbeat';
 import { startSkillSyncWorker } from '../../jobs/skills';
+import { startVoiceWorker } from '../../jobs/voice';
 import { startMemoryReindexWorker } from '../../jobs/memory';
 import type { ChatServices } from './chat-services';
 import type { MemoryLayer } from './memory-layer';
@@ -55,6 +56,8 @@ export async function startChatWorkers(chat: ChatServices, deps: WorkerDeps): Pr
   await chat.beats.syncAtStart(Ctx.system(logger, 'beats'));
   const heartbeat = await startHeartbeatWorker(env, chat.beats.runner, config.beats.concurrency);
   stack.add('heartbeat worker', () => heartbeat.close());
+  const voice = await startVoiceWorker(env, chat.voice.notes, chat.voice.replies, config.voice.concurrency);
+  stack.add('voice worker', () => voice.close());
   const skillSync = await startSkillSyncWorker(env, chat.skills.sync);
   stack.add('skill sync worker', () => skillSync.close());
   if (deps.memory) {

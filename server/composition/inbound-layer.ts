@@ -11,6 +11,7 @@ import type { NoticeSender, SessionEventPublisher } from '../modules/events';
 import type { PairingService } from '../modules/pairing';
 import { SessionExpiryService, type SessionLifecycleService } from '../modules/sessions';
 import type { UserService } from '../modules/users';
+import type { VoiceNoteService } from '../modules/voice';
 import { createSenderPolicies } from './sender-policies';
 
 export interface InboundLayerDeps {
@@ -27,6 +28,8 @@ export interface InboundLayerDeps {
   events: SessionEventPublisher;
   notices: NoticeSender;
   clock: Clock;
+  /** Voice notes; refused with a message when omitted. */
+  voice?: VoiceNoteService;
 }
 
 /** The inbound pipeline every channel feeds (DESIGN §2.2), with the unknown-sender policy of each channel. */
@@ -49,6 +52,7 @@ export function createInboundPipeline(deps: InboundLayerDeps): { pipeline: Inbou
     dmScope: () => config.session.dm_scope,
     replier: new ChannelDirectReplier(deps.notices),
     logger: deps.logger.child({ module: 'inbound' }),
+    voice: deps.voice,
     expiry: new SessionExpiryService(deps.rotation, () => ({ dailyResetHour: config.session.daily_reset_hour, timeZone: config.session.reset_timezone, idleMinutes: config.session.idle_minutes }), deps.clock),
   });
   return { pipeline, policies };

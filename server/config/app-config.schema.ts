@@ -120,10 +120,12 @@ const ai = z
         summarizer: route.nullable().default(null),
         heartbeat: route.nullable().default(null),
         embeddings: route.nullable().default(null),
+        transcribe: route.nullable().default(null).describe('Speech to text (POST <base_url>/audio/transcriptions, e.g. whisper-1); null: voice notes are not set up.'),
+        speech: route.nullable().default(null).describe('Text to speech (POST <base_url>/audio/speech, e.g. tts-1); null: replies are text only.'),
       })
       .strict()
       .prefault({})
-      .describe('Provider + model per agent role; null uses the first provider.'),
+      .describe('Provider + model per agent role; null uses the first provider (transcribe and speech: null turns them off).'),
     system_prompt: z.string().default('You are Muninn, a helpful assistant. Be concise and accurate.').describe('System prompt of the main agent.'),
     max_iterations: z.number().int().min(1).max(50).default(10).describe('Most model calls in one turn (tool loop cap).'),
     max_retries: z.number().int().min(0).max(10).default(3).describe('Retries of a model call on 429/5xx/network errors.'),
@@ -228,6 +230,26 @@ const webhooks = z
   .strict()
   .prefault({});
 
+const voice = z
+  .object({
+    reply: z.enum(['never', 'when_voice', 'always']).default('when_voice').describe('Spoken replies (needs ai.roles.speech): never, when_voice (to voice notes) or always; each user can override it with /voice on|off|auto.'),
+    max_seconds: z.number().int().min(1).max(7200).default(300).describe('Longest voice note accepted, in seconds; longer ones are refused with a message.'),
+    max_bytes: z.number().int().min(1024).default(20 * 1024 * 1024).describe('Largest audio file accepted, in bytes (Telegram bots can fetch up to 20 MiB).'),
+    guests: z.boolean().default(false).describe('Accept voice notes from GUEST users (and send them spoken replies).'),
+    keep_audio: z.boolean().default(false).describe('Keep received audio in <data_dir>/voice after transcription; false deletes it.'),
+    language: z.string().nullable().default(null).describe('ISO-639-1 language hint for the transcriber (e.g. "de"); null lets it detect.'),
+    timeout_ms: z.number().int().min(500).default(120000).describe('Timeout of one transcription or speech request.'),
+    attempts: z.number().int().min(1).max(10).default(3).describe('Tries of a transcription (with back-off) before the sender is told it failed.'),
+    concurrency: z.number().int().min(1).default(2).describe('Transcriptions and speech syntheses at once per worker process.'),
+    speech_voice: z.string().default('alloy').describe('Voice name sent to the speech endpoint.'),
+    speech_format: z.enum(['opus', 'mp3', 'wav', 'aac', 'flac', 'pcm']).default('opus').describe('response_format asked of the speech endpoint; anything but opus (OGG/Opus) is converted with ffmpeg.'),
+    speech_max_chars: z.number().int().min(1).max(100000).default(4000).describe('Longer replies are sent as text only.'),
+    text_over_chars: z.number().int().min(0).default(400).describe('Spoken replies longer than this are also sent as text.'),
+    ffmpeg: z.string().default('ffmpeg').describe('ffmpeg binary, used only to convert speech that is not OGG/Opus already.'),
+  })
+  .strict()
+  .prefault({});
+
 const channelCommon = {
   enabled: z.boolean().default(false).describe('Start this channel.'),
   dm_policy: dmPolicy.default('pairing').describe('Unknown DM senders: pairing | open | allowlist | disabled.'),
@@ -321,6 +343,7 @@ export const appConfigSchema = z
     skills,
     webhooks,
     channels,
+    voice,
     mcp: mcpConfigSchema,
     default_trust: trustLevel.default('MEMBER').describe('Trust of users created without an explicit level.'),
   })
@@ -330,5 +353,7 @@ export const appConfigSchema = z
 export type AppConfig = z.infer<typeof appConfigSchema>;
 /** One model provider entry. */
 export type ProviderConfig = z.infer<typeof provider>;
+/** Voice notes in and out (`voice.*`). */
+export type VoiceConfig = z.infer<typeof voice>;
 /** One role route. */
 export type RouteConfig = z.infer<typeof route>;

@@ -62,6 +62,9 @@ export class MessageAdded extends SessionEventBase {
 
   @Field()
   content!: string;
+
+  @Field(() => Int, { nullable: true, description: 'Set when the message is the transcript of a voice note: its length in seconds.' })
+  voiceSeconds?: number | null;
 }
 
 @ObjectType()

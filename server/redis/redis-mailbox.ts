@@ -44,7 +44,7 @@ export class RedisMailbox implements Mailbox {
     const added = await addToMailbox(
       this.redis,
       [this.k('done', item.key), this.k('item', item.key), this.k('mailbox', chat)],
-      [JSON.stringify({ chunks: item.chunks, ...(item.stream ? { stream: item.stream } : {}) }), String(DONE_TTL_SECONDS), item.key],
+      [JSON.stringify({ chunks: item.chunks, ...(item.stream ? { stream: item.stream } : {}), ...(item.voice ? { voice: item.voice } : {}) }), String(DONE_TTL_SECONDS), item.key],
     );
     return added === 1;
   }
@@ -53,8 +53,8 @@ export class RedisMailbox implements Mailbox {
     const key = await this.redis.lindex(this.k('mailbox', chat), 0);
     if (key === null) return null;
     const raw = await this.redis.get(this.k('item', key));
-    const stored = raw ? (JSON.parse(raw) as { chunks: string[]; stream?: string }) : { chunks: [] };
-    return { key, chunks: stored.chunks, ...(stored.stream ? { stream: stored.stream } : {}) };
+    const stored = raw ? (JSON.parse(raw) as Omit<MailItem, 'key'>) : { chunks: [] };
+    return { key, chunks: stored.chunks, ...(stored.stream ? { stream: stored.stream } : {}), ...(stored.voice ? { voice: stored.voice } : {}) };
   }
 
   async isSent(key: string, index: number): Promise<boolean> {

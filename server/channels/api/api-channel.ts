@@ -188,14 +188,19 @@ export class ApiChannel {
       throw OpenAIError.forbidden(result.replies[0] ?? `The message was not accepted (${result.dropped ?? 'refused'}).`);
     }
     const ticket = result.ticket;
-    const outcome = await this.follow(ctx, ticket.sessionId, fromSeq, ticket.messageId, onDelta, signal);
+    // A session the pipeline rotated (daily reset, idle expiry) starts its own event sequence.
+    const outcome = await this.follow(ctx, ticket.sessionId, ticket.sessionId === session.id ? fromSeq : 0, ticket.messageId, onDelta, signal);
     this.after(ctx, caller, session, request, outcome, stateful);
+    // Stopped from elsewhere (`/stop`, `stopTurn` in the console): what was written so far.
+    if (outcome.status === 'cancelled' || outcome.status === 'gone') {
+      return { ...base, text: outcome.streamed, toolCalls: [], finishReason: 'stop', usage: { promptTokens: 0, completionTokens: 0 } };
+    }
     if (!outcome.reply) throw OpenAIError.unavailable('The turn ended without a reply.');
     if (outcome.reply.status === MessageStatus.FAILED) throw OpenAIError.upstream(outcome.reply.content);
     const toolCalls = Array.isArray(outcome.reply.toolCalls) ? (outcome.reply.toolCalls as ToolCall[]) : [];
     return {
       ...base,
-      text: outcome.status === 'cancelled' ? outcome.streamed : outcome.reply.content,
+      text: outcome.reply.content,
       toolCalls,
       finishReason: toolCalls.length ? 'tool_calls' : 'stop',
       usage: { promptTokens: outcome.reply.inputTokens, completionTokens: outcome.reply.outputTokens },

@@ -4,7 +4,7 @@ import { NO_METRICS, type Metrics } from '../../common/metrics';
 import type { OutboundRequest, OutboundSender } from '../../modules/agent';
 import type { NoticeSender, NoticeTarget, SessionEventPublisher } from '../../modules/events';
 import type { ChannelRegistry } from '../channel-registry';
-import { ChannelOfflineError, PermanentDeliveryError } from '../channel.types';
+import { ChannelOfflineError, PermanentDeliveryError, type OutboundVoice } from '../channel.types';
 import { splitMessage } from '../message-splitter';
 import type { DeliveryJobs, Mailbox } from './mailbox';
 
@@ -57,6 +57,20 @@ export class DeliveryService implements OutboundSender, NoticeSender {
     await this.deps.jobs.schedule(target.channel, target.chatId, target.key);
   }
 
+  /**
+   * Hands a spoken reply to its chat's mailbox (after any text of the same chat handed over before it).
+   * Nothing happens for channels without voice messages; the caller checks `canSendVoice` first.
+   */
+  async deliverVoice(_ctx: Ctx, target: { channel: string; chatId: string; key: string }, voice: OutboundVoice): Promise<void> {
+    await this.deps.mailbox.add(chatOf(target.channel, target.chatId), { key: target.key, chunks: [], voice });
+    await this.deps.jobs.schedule(target.channel, target.chatId, target.key);
+  }
+
+  /** Whether the channel's transport sends voice messages. */
+  canSendVoice(channel: string): boolean {
+    return typeof this.deps.channels.get(channel)?.sendVoice === 'function';
+  }
+
   /** Serves a chat's mailbox until it is empty, its first message waits for a retry, or the run is stopped. */
   async drain(_ctx: Ctx, channel: string, chatId: string, signal: AbortSignal): Promise<DrainResult> {
     const transport = this.deps.channels.get(channel);
@@ -72,9 +86,17 @@ export class DeliveryService implements OutboundSender, NoticeSender {
         const item = await mailbox.head(chat);
         if (!item) break;
         // Independent reads, so their round trips overlap (this chat's lock keeps them current).
-        const [backoff, sent] = await Promise.all([mailbox.backoffLeft(item.key), Promise.all(item.chunks.map((_, i) => mailbox.isSent(item.key, i)))]);
+        const parts = item.voice ? 1 : item.chunks.length;
+        const [backoff, sent] = await Promise.all([mailbox.backoffLeft(item.key), Promise.all(Array.from({ length: parts }, (_, i) => mailbox.isSent(item.key, i)))]);
         if (backoff > 0) return { ...result, retryAt: Date.now() + backoff };
         try {
+          if (item.voice && !sent[0]) {
+            if (!transport.sendVoice) throw new PermanentDeliveryError(`channel ${channel} cannot send voice messages`);
+            await transport.sendVoice(chatId, item.voice, `${item.key}:0`, signal);
+            await mailbox.markSent(item.key, 0);
+            result.sent += 1;
+            this.metrics.inc('muninn_deliveries_total', { channel });
+          }
           for (let i = 0; i < item.chunks.length; i++) {
             if (sent[i]) {
               result.skipped += 1;

@@ -1,9 +1,13 @@
+import type { OutboundVoice } from '../channel.types';
+
 /** One message waiting in a chat's mailbox: its chunks, already split to the channel's limit. */
 export interface MailItem {
   key: string;
   chunks: string[];
   /** The turn whose live reply the chunks replace (see OutboundChunk.stream). */
   stream?: string;
+  /** A spoken reply (OGG/Opus) sent as one voice message instead of the chunks (which are then empty). */
+  voice?: OutboundVoice;
 }
 
 /**

@@ -11,7 +11,7 @@ export interface PollWatcher {
 }
 
 /** Methods that post into a chat, and so count against Telegram's per-chat and per-group limits. */
-const SEND_METHODS = new Set(['sendMessage', 'editMessageText', 'sendPhoto', 'sendDocument', 'sendMediaGroup']);
+const SEND_METHODS = new Set(['sendMessage', 'editMessageText', 'sendPhoto', 'sendDocument', 'sendMediaGroup', 'sendVoice']);
 
 /**
  * Per private chat: a burst of a few messages at once, then one per second on average (Telegram asks for

@@ -6,7 +6,7 @@ import type { Message, Update } from 'grammy/types';
 import type { AppConfig } from '../../config';
 import type { Logger } from '../../common/logger';
 import type { InboundImage } from '../../modules/conversation';
-import type { ChannelStatus, ChannelTransport, InboundSink, OutboundChunk } from '../channel.types';
+import type { ChannelStatus, ChannelTransport, InboundSink, OutboundChunk, OutboundVoice } from '../channel.types';
 import { apiSignal, createTelegramBot, type PollWatcher } from './telegram-bot';
 import { describeTelegramError, withoutToken } from './telegram-errors';
 import { downloadBotFile } from './telegram-files';
@@ -14,6 +14,7 @@ import { isEntityParseError, toTelegramHtml } from './telegram-format';
 import { ChannelStatusTracker, secretMatches, sleep, TypingRefresher } from './telegram-support';
 import { mapTelegramMessage, type TelegramMediaRef } from './telegram.mapper';
 import { TelegramStreamer, type LiveReplyApi } from './telegram-streamer';
+import { mapTelegramVoice, sendTelegramVoice, telegramFileFetcher, telegramVoiceOf } from './telegram-voice';
 
 /** Options of {@link TelegramTransport}; every field but `token` and `logger` has a default. */
 export interface TelegramTransportOptions {
@@ -169,6 +170,11 @@ export class TelegramTransport implements ChannelTransport {
     return sent;
   }
 
+  /** A spoken reply as a Telegram voice message (OGG/Opus). */
+  async sendVoice(chatId: string, voice: OutboundVoice, _idempotencyKey: string, signal?: AbortSignal): Promise<{ platformMessageId?: string }> {
+    return sendTelegramVoice(this.requireBot(), chatId, voice, signal).catch((err: unknown) => Promise.reject(withoutToken(err, this.options.token)));
+  }
+
   private async sendText(chunk: OutboundChunk, text: string, signal?: AbortSignal): Promise<{ platformMessageId?: string }> {
     const api = this.requireBot().api;
     const other = chunk.replyTo ? { reply_parameters: { message_id: Number(chunk.replyTo), allow_sending_without_reply: true } } : {};
@@ -318,7 +324,8 @@ export class TelegramTransport implements ChannelTransport {
 
   private async onMessage(bot: Bot, sink: InboundSink, msg: Message): Promise<void> {
     const me = bot.botInfo;
-    const mapped = mapTelegramMessage(msg, { id: me.id, username: me.username });
+    const voice = telegramVoiceOf(msg, telegramFileFetcher(bot, this.o.apiRoot, this.options.token!));
+    const mapped = voice ? mapTelegramVoice(msg, me, voice) : mapTelegramMessage(msg, { id: me.id, username: me.username });
     if (!mapped.ok)
       return void this.o.logger.debug(
         { chatId: msg.chat?.id, messageId: msg.message_id, reason: mapped.reason },

@@ -4,12 +4,13 @@ import type { ConnectionState, WAMessage } from '@whiskeysockets/baileys';
 import qrcodeTerminal from 'qrcode-terminal';
 import type { Logger } from '../../common/logger';
 import type { AppConfig } from '../../config';
-import { ChannelOfflineError, type ChannelState, type ChannelStatus, type ChannelTransport, type InboundMessage, type InboundSink, type OutboundChunk } from '../channel.types';
+import { ChannelOfflineError, type ChannelState, type ChannelStatus, type ChannelTransport, type InboundMessage, type InboundSink, type OutboundChunk, type OutboundVoice } from '../channel.types';
 import { ComposingPresence } from './composing-presence';
 import { SendRateLimiter } from './send-rate-limiter';
 import { clearWhatsAppAuth, openWhatsAppAuth, type WhatsAppAuth } from './whatsapp-auth-state';
 import { baileysDownloader, fetchInboundImage } from './whatsapp-media';
 import { mapInbound, selfIdentity, WHATSAPP_CHANNEL } from './whatsapp.mapper';
+import { mapWhatsAppVoice, sendWhatsAppVoice } from './whatsapp-voice';
 import { disconnectCode, loadBaileys, type DownloadWhatsAppMedia, type MakeWhatsAppSocket, type WhatsAppSocket } from './whatsapp-sdk';
 
 const LOGGED_OUT = 401; // DisconnectReason.loggedOut
@@ -117,6 +118,13 @@ export class WhatsAppTransport implements ChannelTransport {
     await this.limiter.acquire(chunk.chatId, signal);
     const sent = await this.connected().sendMessage(chunk.chatId, { text: chunk.text }, { messageId: messageIdOf(chunk.idempotencyKey) });
     return { platformMessageId: sent?.key?.id ?? undefined };
+  }
+
+  /** A spoken reply as a voice note, paced and idempotent like text. */
+  async sendVoice(chatId: string, voice: OutboundVoice, idempotencyKey: string, signal?: AbortSignal): Promise<{ platformMessageId?: string }> {
+    this.connected();
+    await this.limiter.acquire(chatId, signal);
+    return sendWhatsAppVoice(this.connected(), chatId, voice, messageIdOf(idempotencyKey));
   }
 
   /** Shows "composing…" (kept alive while on) or "paused". Never throws. */
@@ -291,7 +299,8 @@ export class WhatsAppTransport implements ChannelTransport {
 
   private async toInbound(sock: WhatsAppSocket, raw: WAMessage): Promise<InboundMessage | null> {
     const { logger } = this.options;
-    const mapped = mapInbound(raw, selfIdentity(sock.user));
+    const download = this.options.downloadMedia ?? baileysDownloader(this.sdkLogger());
+    const mapped = mapWhatsAppVoice(raw, selfIdentity(sock.user), sock, download) ?? mapInbound(raw, selfIdentity(sock.user));
     if (mapped.kind === 'skip') {
       if (mapped.malformed) logger.warn({ id: raw?.key?.id, reason: mapped.reason }, 'malformed whatsapp message skipped');
       else logger.debug({ id: raw?.key?.id, reason: mapped.reason }, 'whatsapp message skipped');
@@ -299,7 +308,6 @@ export class WhatsAppTransport implements ChannelTransport {
     }
     const { message, image } = mapped;
     if (!image) return message;
-    const download = this.options.downloadMedia ?? baileysDownloader(this.sdkLogger());
     const fetched = await fetchInboundImage(raw, sock, image, download, logger);
     if (fetched) message.images = [fetched];
     return message.text || fetched ? message : null;

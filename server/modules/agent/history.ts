@@ -39,7 +39,9 @@ export function toChatMessages(rows: Message[], images: Map<string, Image[]>, op
     switch (m.role) {
       case MessageRole.USER: {
         const label = opts.senderNames && m.userId ? opts.senderNames.get(m.userId) : undefined;
-        const text = label ? `[${label}] ${m.content}` : m.content;
+        // A transcript is marked as one, so the model knows the words were spoken (and may be misheard).
+        const body = m.voiceSeconds != null ? `[voice note, ${m.voiceSeconds} s, transcribed] ${m.content}` : m.content;
+        const text = label ? `[${label}] ${body}` : body;
         const imgs = currentIds.has(m.id) ? (images.get(m.id) ?? []) : [];
         if (imgs.length && opts.vision) {
           const parts: ContentPart[] = [{ type: 'text', text }, ...imgs.map((i) => ({ type: 'image' as const, mimeType: i.mimeType, dataBase64: i.dataBase64 }))];

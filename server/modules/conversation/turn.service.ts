@@ -31,6 +31,8 @@ export interface SubmitInput {
   images?: InboundImage[];
   /** `channel:chat:platformMessageId`; a second message with the same key is a duplicate. */
   dedupeKey?: string | null;
+  /** Set when the text is the transcript of a voice note: its length in seconds. */
+  voiceSeconds?: number | null;
   /** The id the turn answering this message gets (webhooks answer it at once); a new one when absent. */
   turnId?: string | null;
 }
@@ -82,6 +84,7 @@ export class TurnService {
             status: MessageStatus.QUEUED,
             dedupeKey: input.dedupeKey ?? null,
             turnId: input.turnId ?? null,
+            voiceSeconds: input.voiceSeconds ?? null,
           }),
           // Every column is set here (ids and times by the application): nothing to read back.
           { reload: false },
@@ -98,7 +101,7 @@ export class TurnService {
       if (dup) return { messageId: dup.id, sessionId: dup.sessionId, status: dup.status, duplicate: true };
       throw err;
     }
-    await this.events.publish(session.id, { type: 'MessageAdded', messageId: message.id, role: message.role, content: message.content });
+    await this.events.publish(session.id, { type: 'MessageAdded', messageId: message.id, role: message.role, content: message.content, ...(message.voiceSeconds != null ? { voiceSeconds: message.voiceSeconds } : {}) });
     if (this.queueMode() === 'interrupt') await this.scheduler.requestAbort(session.id, 'a newer message arrived', message.id);
     await this.scheduler.schedule(session.id, message.id);
     return { messageId: message.id, sessionId: session.id, status: message.status, duplicate: false };

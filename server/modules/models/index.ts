@@ -71,6 +71,10 @@ export {
   type WireModelError,
 } from './model-call.service';
 
+// Voice: speech to text and text to speech (roles `transcribe`, `speech`)
+export type { Transcriber, TranscriptionInput, Transcription, Speaker, SpeechAudio, SpeechFormat } from './audio-provider';
+export { OpenAICompatibleTranscriber, OpenAICompatibleSpeaker, audioFileName, type OpenAICompatibleAudioOptions } from './openai-compatible/openai-compatible-audio';
+export { audioRoutesFromConfig, type AudioRoutes } from './audio-router';
 // Provider health (the console's providers & models page)
 export { InMemoryProviderCallLog, loggedExecutor, type ProviderCallEntry, type ProviderCallLog } from './provider-call-log';
 export {

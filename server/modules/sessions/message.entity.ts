@@ -75,6 +75,11 @@ export class Message extends BaseRecord {
   @Column({ type: 'integer', default: 0 })
   cacheWriteTokens!: number;
 
+  /** Length in seconds of the voice note this user message was transcribed from; null for typed text. */
+  @Field(() => Int, { nullable: true, description: 'Seconds of the voice note this message is the transcript of; null for typed text.' })
+  @Column({ type: 'integer', nullable: true })
+  voiceSeconds!: number | null;
+
   /** True when token counts were estimated rather than reported by the provider. */
   @Field()
   @Column({ type: 'boolean', default: false })

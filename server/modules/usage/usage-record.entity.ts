@@ -52,4 +52,9 @@ export class UsageRecord extends BaseRecord {
   @Field()
   @Column({ type: 'boolean', default: false })
   estimated!: boolean;
+
+  /** Seconds of audio transcribed (role `transcribe`) or spoken (role `speech`); 0 for chat calls. */
+  @Field(() => Int, { description: 'Seconds of audio transcribed (role transcribe) or spoken (role speech).' })
+  @Column({ type: 'integer', default: 0 })
+  audioSeconds!: number;
 }

@@ -31,6 +31,8 @@ export interface RecordUsageInput {
   model: string;
   role: string;
   usage: TokenCounts;
+  /** Seconds of audio (voice roles). @default 0 */
+  audioSeconds?: number;
 }
 
 /** Token usage per model call, and totals by user, session, model or day. */
@@ -39,7 +41,7 @@ export class UsageService {
 
   async record(ctx: Ctx, input: RecordUsageInput): Promise<UsageRecord> {
     const repo = this.db.repo(ctx, UsageRecord);
-    const { usage, ...rest } = input;
+    const { usage, audioSeconds, ...rest } = input;
     return repo.save(
       repo.create({
         ...rest,
@@ -48,6 +50,7 @@ export class UsageService {
         cacheReadTokens: usage.cacheReadTokens,
         cacheWriteTokens: usage.cacheWriteTokens,
         estimated: usage.estimated,
+        audioSeconds: audioSeconds ?? 0,
       }),
       // Every column with a database default is written above, so reading the row back changes nothing.
       { reload: false },

@@ -11,6 +11,7 @@ import { FakeOpenAIServer, type RecordedRequest } from '../../support/fakes/fake
 import { createUserWithToken, eventually } from '../../support/chat-helpers';
 import { CreateMemoryDocument } from '../../support/graphql/generated';
 import { AuditEntry } from '../../../server/modules/audit';
+import { UsageRecord } from '../../../server/modules/usage';
 import { Message, MessageRole, MessageStatus, Session, SessionStatus } from '../../../server/modules/sessions';
 
 const messagesOf = (r: RecordedRequest | undefined) => JSON.stringify(r?.body?.messages ?? []);
@@ -72,7 +73,11 @@ describe('OpenAI-compatible API with the openai client', () => {
     expect(String(sent[1]!.content)).toContain('Answer in five words or fewer.');
     // Stateless: the exchange has a session of its own, archived afterwards, audited with the token.
     const ctx = t.app.systemCtx('test');
-    await eventually(async () => (await t.app.db.repo(ctx, AuditEntry).findOneBy({ action: 'api.chat_completion', actorUserId: member.id })) ?? undefined);
+    const audit = await eventually(async () => (await t.app.db.repo(ctx, AuditEntry).findOneBy({ action: 'api.chat_completion', actorUserId: member.id })) ?? undefined);
+    const token = await t.app.services.tokens.verify(ctx, member.token);
+    expect(audit.details).toMatchObject({ tokenId: token!.apiToken.id, model: 'muninn-terse', stream: false, stateful: false, inputTokens: 120, outputTokens: 5 });
+    const usage = await t.app.db.repo(ctx, UsageRecord).findOneByOrFail({ userId: member.id, sessionId: audit.targetId! });
+    expect([usage.inputTokens, usage.outputTokens]).toEqual([120, 5]);
     const sessions = await t.app.db.repo(ctx, Session).findBy({ key: Like(`api:${member.id}:~%`) });
     expect(sessions.length).toBeGreaterThanOrEqual(1);
     await eventually(async () => (await t.app.db.repo(ctx, Session).findBy({ key: Like(`api:${member.id}:~%`), status: SessionStatus.ACTIVE })).length === 0);
@@ -217,6 +222,25 @@ describe('OpenAI-compatible API with the openai client', () => {
     }
   });
 
+  it('a model failure is a 502 upstream_error, and inside a stream an error chunk the client raises', async () => {
+    const refusal = { error: { status: 400, message: 'The model refused the request.', code: 'invalid_request_error', type: 'invalid_request_error' } };
+    model.enqueue(refusal);
+    const api = client(member.token);
+    const err = await api.chat.completions.create({ model: 'muninn', messages: [{ role: 'user', content: 'break please' }] }).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(OpenAI.APIError);
+    expect((err as InstanceType<typeof OpenAI.APIError>).status).toBe(502);
+    expect((err as InstanceType<typeof OpenAI.APIError>).code).toBe('upstream_error');
+
+    model.enqueue({ text: 'partial answer', chunks: 2, chunkDelayMs: 30, streamError: { message: 'overloaded' } });
+    const stream = await api.chat.completions.create({ model: 'muninn', messages: [{ role: 'user', content: 'stream then break' }], stream: true });
+    let got = '';
+    const failure = await (async () => {
+      for await (const chunk of stream) got += chunk.choices[0]?.delta?.content ?? '';
+    })().catch((e: unknown) => e);
+    expect(got).toBe('partial answer');
+    expect(failure).toBeInstanceOf(OpenAI.APIError);
+  });
+
   it('client tools: calls come back as tool_calls, the results continue the turn; a server tool name is a 400', async () => {
     const api = client(member.token);
     const tools: OpenAI.Chat.Completions.ChatCompletionTool[] = [
@@ -241,6 +265,18 @@ describe('OpenAI-compatible API with the openai client', () => {
     const asked = sent.findIndex((m) => m.role === 'assistant' && m.tool_calls?.[0]?.id === 'call_w1');
     expect(asked).toBeGreaterThan(0);
     expect(sent[asked + 1]).toMatchObject({ role: 'tool', tool_call_id: 'call_w1', content: '{"celsius":4}' });
+
+    // The same with a session: Muninn keeps the calls, the client sends only the results.
+    const kept = client(member.token, { defaultHeaders: { 'X-Muninn-Session': 'tools-1' } });
+    model.enqueue({ toolCalls: [{ id: 'call_w2', name: 'get_weather', arguments: { city: 'Bergen' } }] }, { text: 'Rain in Bergen.' });
+    const asks = await kept.chat.completions.create({ model: 'muninn', messages: [{ role: 'user', content: 'Weather in Bergen?' }], tools });
+    expect(asks.choices[0]!.message.tool_calls![0]!.id).toBe('call_w2');
+    const done = await kept.chat.completions.create({ model: 'muninn', tools, messages: [{ role: 'tool', tool_call_id: 'call_w2', content: '{"rain":true}' }] });
+    expect(done.choices[0]!.message.content).toBe('Rain in Bergen.');
+    const shown = model.lastChatRequest()!.body!.messages!;
+    const at = shown.findIndex((m) => m.role === 'assistant' && m.tool_calls?.[0]?.id === 'call_w2');
+    expect(shown[at - 1]).toMatchObject({ role: 'user', content: 'Weather in Bergen?' });
+    expect(shown[at + 1]).toMatchObject({ role: 'tool', tool_call_id: 'call_w2', content: '{"rain":true}' });
 
     const clash = await api.chat.completions
       .create({ model: 'muninn', messages: [{ role: 'user', content: 'x' }], tools: [{ type: 'function', function: { name: 'current_time', parameters: { type: 'object' } } }] })

@@ -1,5 +1,6 @@
 import http, { type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { parseMultipart } from './multipart';
 
 // === A fake Telegram Bot API (real HTTP on 127.0.0.1, port 0)
 // Answers `/bot<token>/<method>` (JSON, urlencoded form or query parameters) for the methods the Telegram
@@ -80,6 +81,40 @@ export interface FakeDraft {
   draftId: number;
   text: string;
   at: number;
+}
+
+/** A voice message the bot sent (sendVoice, multipart upload). */
+export interface FakeSentVoice {
+  message_id: number;
+  chatId: string;
+  audio: Buffer;
+  fileName: string | null;
+  /** Content type of the uploaded part. */
+  fileType: string | null;
+  duration: number | null;
+  at: number;
+}
+
+/** A file part of a multipart upload, as the fake hands it to the method. */
+export interface FakeUpload {
+  fileName: string | null;
+  type: string | null;
+  data: Buffer;
+}
+
+/** What `pushVoice` builds: a `voice` (default), `audio` or `video_note` message with these bytes. */
+export interface PushVoiceInput {
+  chatId: number;
+  from: FakeTgUser | number;
+  audio: Buffer;
+  /** Declared length in seconds (Telegram's `duration`). */
+  duration: number;
+  kind?: 'voice' | 'audio' | 'video_note';
+  mimeType?: string;
+  /** Declared size; the real length when omitted. */
+  fileSize?: number;
+  caption?: string;
+  replyTo?: number;
 }
 
 /** A Bot API error answer. */
@@ -183,6 +218,7 @@ export function detectEntities(text: string): FakeTgEntity[] {
 export class FakeTelegramServer {
   readonly calls: RecordedTgCall[] = [];
   readonly sentMessages: FakeSentMessage[] = [];
+  readonly sentVoices: FakeSentVoice[] = [];
   /** Every draft update, in order. */
   readonly drafts: FakeDraft[] = [];
   /** Answer sendMessageDraft with 404 like a Bot API server older than 9.3. */
@@ -271,6 +307,15 @@ export class FakeTelegramServer {
     return message;
   }
 
+  /** Queues a voice note (or audio file, or round video) whose bytes are served by getFile and the file endpoint. */
+  pushVoice(input: PushVoiceInput): FakeTgMessage {
+    const kind = input.kind ?? 'voice';
+    const file = this.addFile(input.audio, kind === 'video_note' ? 'mp4' : 'oga');
+    const mime = input.mimeType ?? (kind === 'voice' ? 'audio/ogg' : kind === 'audio' ? 'audio/mpeg' : undefined);
+    const media = { file_id: file.file_id, file_unique_id: file.file_unique_id, duration: input.duration, file_size: input.fileSize ?? file.file_size, ...(mime ? { mime_type: mime } : {}), ...(kind === 'video_note' ? { length: 240 } : {}) };
+    return this.pushMessage({ chatId: input.chatId, from: input.from, caption: input.caption, replyTo: input.replyTo, extra: { [kind]: media } });
+  }
+
   /** Stores a file for getFile and downloads. */
   addFile(data: Buffer, ext = 'jpg'): { file_id: string; file_unique_id: string; file_size: number; file_path: string } {
     const n = this.nextFileId++;
@@ -314,6 +359,7 @@ export class FakeTelegramServer {
     this.calls.length = 0;
     this.sentMessages.length = 0;
     this.drafts.length = 0;
+    this.sentVoices.length = 0;
   }
 
   // === Records
@@ -433,6 +479,16 @@ export class FakeTelegramServer {
         this.drafts.push({ chatId: String(params.chat_id), draftId: Number(params.draft_id), text: parsed.text, at: now() });
         return ok(true);
       }
+      case 'sendVoice': {
+        const upload = params.voice as FakeUpload | string | undefined;
+        if (params.chat_id === undefined) return fail(400, 'Bad Request: chat_id is empty');
+        if (!upload || typeof upload === 'string') return fail(400, 'Bad Request: there is no voice in the request');
+        if (!upload.data.length) return fail(400, 'Bad Request: file must be non-empty');
+        const chatId = String(params.chat_id);
+        const sent: FakeSentVoice = { message_id: this.nextMessageId++, chatId, audio: upload.data, fileName: upload.fileName, fileType: upload.type, duration: params.duration === undefined ? null : Number(params.duration), at: now() };
+        this.sentVoices.push(sent);
+        return ok({ message_id: sent.message_id, date: Math.floor(Date.now() / 1000), chat: this.chatOf(chatId), from: this.bot, voice: { file_id: `sent-${sent.message_id}`, file_unique_id: `s${sent.message_id}`, duration: sent.duration ?? 0, mime_type: 'audio/ogg', file_size: upload.data.length } });
+      }
       case 'getFile': {
         const f = this.files.get(String(params.file_id));
         if (!f) return fail(400, 'Bad Request: invalid file_id');
@@ -550,9 +606,24 @@ export class FakeTelegramServer {
   private async body(req: IncomingMessage): Promise<Record<string, unknown>> {
     const chunks: Buffer[] = [];
     for await (const c of req) chunks.push(c as Buffer);
+    const type = req.headers['content-type'] ?? '';
+    if (type.includes('multipart/form-data')) {
+      // File uploads (sendVoice): files become FakeUpload (also where a field says `attach://<part>`, as
+      // grammY writes them); other fields are parsed like form values.
+      const parts = parseMultipart(Buffer.concat(chunks), type);
+      const files = new Map(parts.filter((p) => p.fileName !== null).map((p) => [p.name, { fileName: p.fileName, type: p.type, data: p.data } satisfies FakeUpload]));
+      const out: Record<string, unknown> = {};
+      for (const p of parts) {
+        if (p.fileName !== null) continue;
+        const v = p.data.toString('utf8');
+        const attached = /^attach:\/\/(.+)$/.exec(v);
+        out[p.name] = attached ? (files.get(attached[1]!) ?? v) : /^[[{]/.test(v) ? JSON.parse(v) : v;
+      }
+      for (const [name, file] of files) if (!(name in out) && ![...Object.values(out)].includes(file)) out[name] = file;
+      return out;
+    }
     const raw = Buffer.concat(chunks).toString('utf8');
     if (!raw) return {};
-    const type = req.headers['content-type'] ?? '';
     if (type.includes('application/json')) return JSON.parse(raw) as Record<string, unknown>;
     if (type.includes('application/x-www-form-urlencoded')) {
       const out: Record<string, unknown> = {};

@@ -22,6 +22,8 @@ export class FakeWhatsAppSocket {
   /** Every message the server took, with its id (the sender's, or one the socket made up like Baileys). */
   readonly sent: Array<{ jid: string; text: string; at: number; id: string }> = [];
   readonly presence: Array<{ type: string; jid?: string }> = [];
+  /** Every audio message (voice note when `ptt`) the server took. */
+  readonly sentAudio: Array<{ jid: string; audio: Buffer; mimetype: string | null; ptt: boolean; seconds: number | null; at: number; id: string }> = [];
   user: WhatsAppSocket['user'] = { id: `${BOT_PN}:7@s.whatsapp.net`, lid: `${BOT_LID}:7@lid` };
   ended = false;
 
@@ -44,7 +46,13 @@ export class FakeWhatsAppSocket {
     this.sendFaults.push({ when, error: closeError(CONNECTION_CLOSED, 'Connection Closed'), drop: moment });
   }
 
-  async sendMessage(jid: string, content: { text?: string }, options: { messageId?: string } = {}): Promise<WAMessage> {
+  async sendMessage(jid: string, content: { text?: string; audio?: Buffer; mimetype?: string; ptt?: boolean; seconds?: number }, options: { messageId?: string } = {}): Promise<WAMessage> {
+    if (content.audio) {
+      if (this.ended) throw closeError(CONNECTION_CLOSED, 'Connection Closed');
+      const id = options.messageId ?? `3EB0${randomBytes(9).toString('hex').toUpperCase()}`;
+      this.sentAudio.push({ jid, audio: content.audio, mimetype: content.mimetype ?? null, ptt: !!content.ptt, seconds: content.seconds ?? null, at: Date.now(), id });
+      return { key: { id, remoteJid: jid, fromMe: true } } as WAMessage;
+    }
     if (this.ended) throw closeError(CONNECTION_CLOSED, 'Connection Closed');
     const text = content.text ?? '';
     // Baileys makes up a random id when the sender gives none.
