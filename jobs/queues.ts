@@ -15,6 +15,7 @@ export const QUEUES = {
   maintenance: 'maintenance',
   heartbeat: 'heartbeat',
   skills: 'skills',
+  ingest: 'ingest',
   voice: 'voice',
   memory: 'memory',
   modelCalls: (provider: string) => `model-calls.${provider}`,
@@ -50,6 +51,11 @@ export interface JobMap {
     /** Retention of archived sessions, overdue tool approvals. */
     data: Record<string, never>;
     result: HousekeepingResult;
+  };
+  'document.ingest': {
+    /** Extracts, chunks, embeds and indexes one document; progress: percent (0–100). */
+    data: { ctx: SerializedCtx; documentId: string };
+    result: { status: string; chunks: number };
   };
   'voice.transcribe': {
     /** Transcribes a stashed voice note and submits the transcript as the sender's message. */

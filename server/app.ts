@@ -32,6 +32,8 @@ import { PairingService } from './modules/pairing';
 import { buildChatServices, type ChatServices } from './composition/chat-services';
 import { startChatChannels, startChatWorkers } from './composition/chat-workers';
 import { MemoryLayer } from './composition/memory-layer';
+import { KnowledgeSearchService } from './modules/documents';
+import { uploadRouter } from './http/upload-endpoint';
 import { ROLES, type Role } from './composition/roles';
 import { startHttpServer, type RunningHttpServer } from './http/http-server';
 import { startOpsServer } from './http/ops-server';
@@ -219,7 +221,7 @@ export class App {
       tokens: s.tokens,
       sessions: s.sessions,
       memories: s.memories,
-      memorySearch: s.memory.search,
+      knowledgeSearch: this.chat?.documents?.search ?? new KnowledgeSearchService(this.db, s.memory.store, s.memory.search),
       plugins: s.plugins,
       audit: s.audit,
       pairing: chat?.pairing ?? new PairingService(this.db, s.audit, s.users, null),
@@ -242,6 +244,7 @@ export class App {
         skills: { service: chat.skills.service, syncCommands: chat.skills.syncCommands },
         jobProgress: chat.jobProgress,
         webhooks: chat.webhooks.service,
+        documents: chat.documents?.service ?? null,
         providerHealth: chat.providerHealth,
         memoryReindex: chat.memoryReindex,
       },
@@ -257,6 +260,12 @@ export class App {
     const schema = await buildAppSchema(createResolverRegistry(api, this.config.graphql.max_page_size), undefined);
     const explorer = this.config.server.explorer && process.env.NODE_ENV !== 'production';
     const chat = this.chat;
+    const contextFor = createContextFactory({
+      tokens: api.tokens,
+      users: api.users,
+      logger: this.logger,
+      streams: createStreams(api, this.config.graphql.subscription_recheck_ms, this.metrics),
+    });
     this.http = await startHttpServer({
       host: this.config.server.host,
       port: this.config.server.port,
@@ -269,13 +278,9 @@ export class App {
       limits: createQueryLimits(this.config.graphql),
       logger: this.logger.child({ module: 'http' }),
       redact: (text) => this.redactor.redact(text),
-      contextFor: createContextFactory({
-        tokens: api.tokens,
-        users: api.users,
-        logger: this.logger,
-        streams: createStreams(api, this.config.graphql.subscription_recheck_ms, this.metrics),
-      }),
+      contextFor,
       metrics: this.metricsEndpoint(),
+      uploads: chat?.documents ? uploadRouter({ documents: chat.documents.service, contextFor, logger: this.logger.child({ module: 'uploads' }) }) : undefined,
       readiness: () => this.serviceReadiness(),
       openai: chat ? this.openAIRouter(chat) : undefined,
       hooks: chat ? webhookRouter(chat.webhooks.trigger, { maxBodyKb: this.config.webhooks.max_body_kb, logger: this.logger.child({ module: 'webhooks' }) }) : undefined,

@@ -16,6 +16,7 @@ import { ToolApproval } from './modules/tools';
 import { AuditEntry } from './modules/audit';
 import { UsageRecord } from './modules/usage';
 import { Webhook } from './modules/webhooks';
+import { Document, DocumentChunk } from './modules/documents';
 import { VoicePreference } from './modules/voice';
 import { McpServerRecord, McpCredential } from './modules/mcp';
 
@@ -39,6 +40,8 @@ export const ENTITIES = [
   AuditEntry,
   UsageRecord,
   Webhook,
+  Document,
+  DocumentChunk,
   VoicePreference,
   McpServerRecord,
   McpCredential,

@@ -56,6 +56,7 @@ import { WebhookReplies, WebhookService, WebhookTrigger, withoutWebhookTurns } f
 import { RedisWebhookRateLimit } from '../redis/redis-webhook-rate-limit';
 import type { OutboundSender } from '../modules/agent';
 import type { MemoryLayer } from './memory-layer';
+import { DocumentLayer } from './document-layer';
 import { createToolLayer, type ToolLayer } from './tool-layer';
 import { createChannelTransports } from './channel-transports';
 import { createInboundPipeline } from './inbound-layer';
@@ -131,9 +132,11 @@ export interface ChatServices {
   webhooks: { service: WebhookService; trigger: WebhookTrigger };
   /** The agent's outbound port: replies to their chats, webhook results to the hook's target. */
   outbound: OutboundSender;
+  /** Documents (with a memory layer): service, ingestion, search and recall with memories. */
+  documents: DocumentLayer | null;
   /** Voice notes in (transcription) and spoken replies out. */
   voice: VoiceLayer;
-  /** `jobProgress(jobId)`: updates of background jobs started through the API (skill syncs). */
+  /** `jobProgress(jobId)`: updates of background jobs started through the API (skill syncs, document ingestion). */
   jobProgress: JobProgressService;
   /** Providers & models: probes, recent latency and errors, test calls. */
   providerHealth: ProviderHealthService;
@@ -203,6 +206,7 @@ export async function buildChatServices(deps: ChatDeps): Promise<ChatServices> {
     { attempts: q.outbound_attempts },
   );
   const resultChannels: ResultChannels = { names: () => channels.all().map((t) => t.channel), readsSessionEvents: (c) => channels.get(c)?.delivery === 'session-events' };
+  const documents = deps.memory ? new DocumentLayer({ config, db, memory: deps.memory, queueEnv, notices: delivery }) : null;
   const beatLayer = createBeatLayer({ config, logger, db, users: deps.users, queueEnv, feedSub: beatFeedSub, clock, channels: resultChannels, notices: delivery });
   const tools = createToolLayer({
     config,
@@ -211,7 +215,7 @@ export async function buildChatServices(deps: ChatDeps): Promise<ChatServices> {
     plugins: deps.plugins,
     users: deps.users,
     notices: delivery,
-    extraTools: [...(deps.memory?.tools() ?? []), ...beatLayer.tools],
+    extraTools: [...(deps.memory?.tools() ?? []), ...(documents?.tools() ?? []), ...beatLayer.tools],
     sources: deps.mcp ? [deps.mcp.hub] : [],
   });
   const summaryQueue = summaryJobs(queueEnv);
@@ -225,7 +229,7 @@ export async function buildChatServices(deps: ChatDeps): Promise<ChatServices> {
   }, clock);
   const skillJobs = skillSyncJobs(queueEnv);
   const skills = new SkillLayer({ config, db, audit: deps.audit, plugins: deps.plugins, redis: main, jobs: skillJobs });
-  const jobProgressSource = new BullJobProgress(queueEnv, [QUEUES.skills, QUEUES.memory]);
+  const jobProgressSource = new BullJobProgress(queueEnv, [QUEUES.skills, QUEUES.memory, QUEUES.ingest]);
   const reindexJobs = memoryReindexJobs(queueEnv);
   const turns = new TurnService(db, turnControl, events, running, () => config.session.queue_mode);
   const webhookService = new WebhookService(db, deps.users, deps.audit);
@@ -268,7 +272,7 @@ export async function buildChatServices(deps: ChatDeps): Promise<ChatServices> {
       events: turnEvents,
       models,
       tools: tools.agentTools,
-      memory: deps.memory?.recall ?? NO_MEMORIES,
+      memory: documents?.recall ?? deps.memory?.recall ?? NO_MEMORIES,
       skills: skills.prompter,
       outbound,
       usage,
@@ -296,6 +300,7 @@ export async function buildChatServices(deps: ChatDeps): Promise<ChatServices> {
   const deferred = new DeferredCompaction({ db, compaction, requests: new RedisCompactionRequests(main, prefix), scheduler: turnControl });
   registerSummaryCommands(commands, { compaction, deferred });
   deps.memory?.registerCommands(commands);
+  documents?.registerCommands(commands);
   skills.registerCommands(commands);
   registerPairingCommands(commands, { pairing, users: deps.users });
   registerBeatCommands(commands, beats.beats);
@@ -354,16 +359,18 @@ export async function buildChatServices(deps: ChatDeps): Promise<ChatServices> {
     compaction,
     beats,
     skills,
+    documents,
     webhooks: { service: webhookService, trigger: webhookTrigger },
     api: { channel: api, rateLimit: apiRateLimit },
     outbound,
     voice,
-    jobProgress: new JobProgressService(jobProgressSource),
+    jobProgress: new JobProgressService(jobProgressSource, documents ? [(ctx, jobId) => documents.service.ownsJob(ctx, jobId)] : []),
     providerHealth: new ProviderHealthService(router, callLog),
     memoryReindex: new MemoryReindexCommands(reindexJobs),
     setPolicy: (channel, policy) => void policies.set(channel, policy),
     close: async () => {
       for (const producer of [turnQueue, modelQueues, outboundQueue, maintenance, summaryQueue, beats, skillJobs, reindexJobs, jobProgressSource, voice]) await producer.close();
+      await documents?.close();
       await liveness.stop();
       await router.dispose();
     },

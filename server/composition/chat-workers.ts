@@ -14,6 +14,7 @@ import { startSummarizerWorker } from '../../jobs/summarizer';
 import { startTurnWorker } from '../../jobs/turns';
 import { startHeartbeatWorker } from '../../jobs/heartbeat';
 import { startSkillSyncWorker } from '../../jobs/skills';
+import { startIngestWorker } from '../../jobs/ingest';
 import { startVoiceWorker } from '../../jobs/voice';
 import { startMemoryReindexWorker } from '../../jobs/memory';
 import type { ChatServices } from './chat-services';
@@ -63,6 +64,10 @@ export async function startChatWorkers(chat: ChatServices, deps: WorkerDeps): Pr
   if (deps.memory) {
     const reindex = await startMemoryReindexWorker(env, deps.memory.indexer);
     stack.add('memory re-index worker', () => reindex.close());
+  }
+  if (chat.documents) {
+    const ingest = await startIngestWorker(env, chat.documents.ingest, config.documents.ingest_concurrency);
+    stack.add('ingest worker', () => ingest.close());
   }
   await chat.skills.startWatching(Ctx.system(logger, 'skills'));
   stack.add('skills watcher', () => chat.skills.stopWatching());

@@ -171,6 +171,16 @@ const memory = z
   .strict()
   .prefault({});
 
+const documents = z
+  .object({
+    max_bytes: z.number().int().min(1024).default(26_214_400).describe('Largest document accepted (bytes; chat attachments, uploads, addDocument).'),
+    max_pages: z.number().int().min(1).default(500).describe('Most pages of a PDF that is read; longer ones fail.'),
+    max_text_chars: z.number().int().min(1000).default(3_000_000).describe('Most characters of text extracted from one document; more fails.'),
+    ingest_concurrency: z.number().int().min(1).default(1).describe('Documents ingested at once per worker process (each on its own thread).'),
+  })
+  .strict()
+  .prefault({});
+
 const tools = z
   .object({
     timeout_ms: z.number().int().min(100).default(30000).describe('Timeout of one tool call.'),
@@ -338,6 +348,7 @@ export const appConfigSchema = z
     ai,
     session,
     memory,
+    documents,
     tools,
     beats,
     skills,

@@ -7,7 +7,8 @@ import type { BeatRunEvent, BeatRunFeed, BeatRunner, BeatService } from '../modu
 import type { ApiTokenService } from '../modules/auth';
 import type { SessionRotation, TurnScheduler } from '../modules/conversation';
 import type { SessionEventSource } from '../modules/events';
-import type { MemoryReindexCommands, MemorySearchService, MemoryService } from '../modules/memory';
+import type { MemoryReindexCommands, MemoryService } from '../modules/memory';
+import type { DocumentService, KnowledgeSearchService } from '../modules/documents';
 import type { ProviderHealthService } from '../modules/models';
 import type { PairingService } from '../modules/pairing';
 import type { PluginSettingService } from '../modules/plugins';
@@ -33,6 +34,7 @@ import { QueueResolver } from './resolvers/queue.resolver';
 import { SkillResolver } from './resolvers/skill.resolver';
 import { WebhookResolver } from './resolvers/webhook.resolver';
 import { McpResolver } from './resolvers/mcp.resolver';
+import { DocumentResolver } from './resolvers/document.resolver';
 import { ModelResolver } from './resolvers/model.resolver';
 import { ServerInfoResolver, type ServerInfoSource } from './resolvers/server-info.resolver';
 import { MemoryReindexResolver } from './resolvers/memory-reindex.resolver';
@@ -58,7 +60,8 @@ export interface ApiServices {
   tokens: ApiTokenService;
   sessions: SessionService;
   memories: MemoryService;
-  memorySearch: MemorySearchService;
+  /** `searchMemories`: memories and document passages in one search. */
+  knowledgeSearch: KnowledgeSearchService;
   plugins: PluginSettingService;
   audit: AuditService;
   pairing: PairingService;
@@ -84,6 +87,8 @@ export interface ApiServices {
     skills: { service: SkillService; syncCommands: SkillSyncCommands };
     jobProgress: JobProgressService;
     webhooks: WebhookService;
+    /** Documents (the `ingest` queue needs Redis). */
+    documents: DocumentService | null;
     providerHealth: ProviderHealthService;
     memoryReindex: MemoryReindexCommands;
   } | null;
@@ -95,7 +100,7 @@ export function createResolverRegistry(s: ApiServices, maxPageSize: number): Res
     [UserResolver, new UserResolver(s.users, s.tokens, maxPageSize)],
     [ApiTokenResolver, new ApiTokenResolver(s.tokens)],
     [SessionResolver, new SessionResolver(s.sessions, maxPageSize)],
-    [MemoryResolver, new MemoryResolver(s.memories, maxPageSize, s.memorySearch)],
+    [MemoryResolver, new MemoryResolver(s.memories, maxPageSize, s.knowledgeSearch)],
     [AdminResolver, new AdminResolver(s.plugins, s.audit, maxPageSize)],
     [PairingResolver, new PairingResolver(s.pairing)],
   ]);
@@ -111,6 +116,7 @@ export function createResolverRegistry(s: ApiServices, maxPageSize: number): Res
     registry.set(BeatResolver, new BeatResolver(chat.beats, chat.beatRunner, maxPageSize));
     registry.set(SkillResolver, new SkillResolver(chat.skills.service, chat.skills.syncCommands));
     registry.set(WebhookResolver, new WebhookResolver(chat.webhooks));
+    if (chat.documents) registry.set(DocumentResolver, new DocumentResolver(chat.documents, maxPageSize));
   }
   if (s.queues) registry.set(QueueResolver, new QueueResolver(s.queues));
   registry.set(McpResolver, new McpResolver(s.mcp));

@@ -12,7 +12,10 @@ const DECODERS: Record<string, Decoder> = {
 };
 
 function sendError(res: ServerResponse, status: number, message: string, code: string): void {
-  const text = JSON.stringify({ errors: [{ message, extensions: { code } }] });
+  // The OpenAI-compatible API answers in OpenAI's error shape, everything else in GraphQL's.
+  const openai = res.req?.url?.startsWith('/v1/');
+  const body = openai ? { error: { message, type: 'invalid_request_error', param: null, code: code.toLowerCase() } } : { errors: [{ message, extensions: { code } }] };
+  const text = JSON.stringify(body);
   res.writeHead(status, { 'content-type': 'application/json; charset=utf-8', 'content-length': Buffer.byteLength(text), connection: 'close' });
   res.end(text);
 }

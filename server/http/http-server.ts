@@ -38,6 +38,8 @@ export interface HttpServerOptions {
   openai?: Router;
   /** `POST /hooks/<name>`: the app's webhooks (mounted before the channel webhooks). */
   hooks?: Router;
+  /** `POST /uploads`: documents as multipart uploads (absent without the documents layer). */
+  uploads?: Router;
   /** Extra POST endpoints (channel webhooks), mounted with a JSON body parser. */
   webhooks?: () => Array<{ path: string; handler: (req: Request, res: Response) => void }>;
   /** GET /metrics (Prometheus): the scrape body and who may read it; absent when metrics are off. */
@@ -230,6 +232,7 @@ export async function startHttpServer(options: HttpServerOptions): Promise<Runni
   );
   if (options.openai) app.use(options.openai);
   if (options.hooks) app.use(options.hooks);
+  if (options.uploads) app.use(options.uploads);
   // Webhooks are looked up per request, so a channel started later (plugin settings) is reachable.
   app.post(/^\/hooks\/.+/, express.json({ limit: `${options.bodyLimitKb}kb` }), (req, res, next) => {
     const hook = options.webhooks?.().find((h) => h.path === req.path);

@@ -256,7 +256,7 @@ export type SearchMemoriesQueryVariables = Exact<{
 }>;
 
 
-export type SearchMemoriesQuery = { searchMemories: Array<{ score: number, keywordScore: number, vectorScore: number | null, memory: { id: string, type: MemoryType, scope: MemoryScope, userId: string | null, groupId: string | null, content: string, importance: number, source: string | null, createdAt: string, updatedAt: string } }> };
+export type SearchMemoriesQuery = { searchMemories: Array<{ score: number, keywordScore: number, vectorScore: number | null, memory: { id: string, type: MemoryType, scope: MemoryScope, userId: string | null, groupId: string | null, content: string, importance: number, source: string | null, createdAt: string, updatedAt: string } | null }> };
 
 export type CreateMemoryMutationVariables = Exact<{
   input: CreateMemoryInput;

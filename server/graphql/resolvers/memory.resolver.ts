@@ -2,7 +2,8 @@ import { Arg, Args, ArgsType, Authorized, Ctx as GqlCtx, Field, Float, ID, Input
 import { Length, Max, MaxLength, Min } from 'class-validator';
 import { TrustLevel } from '../../common/trust';
 import { toPageArgs } from '../../common/pagination';
-import { MAX_MEMORY_CHARS, MAX_SEARCH_LIMIT, Memory, MemoryScope, MemorySearchService, MemoryService, MemoryType } from '../../modules/memory';
+import { MAX_MEMORY_CHARS, MAX_SEARCH_LIMIT, Memory, MemoryScope, MemoryService, MemoryType } from '../../modules/memory';
+import { KnowledgeSearchService, KnowledgeSource, type KnowledgeHit } from '../../modules/documents';
 import { Connection, ConnectionArgs, toConnection, type ConnectionShape } from '../connection';
 import type { GraphQLContext } from '../context';
 
@@ -63,19 +64,58 @@ class UpdateMemoryInput {
   importance?: number | null;
 }
 
-@ObjectType({ description: 'A memory found by searchMemories, with its relevance (0..1).' })
+@ObjectType({ description: 'A passage of a document found by searchMemories.' })
+class DocumentPassage {
+  @Field(() => ID)
+  documentId!: string;
+
+  @Field()
+  documentName!: string;
+
+  @Field(() => Int, { nullable: true, description: 'Page it starts on (PDF); null for formats without pages.' })
+  page!: number | null;
+
+  @Field(() => String, { nullable: true })
+  heading!: string | null;
+
+  @Field()
+  content!: string;
+
+  @Field({ description: 'How to cite it: "name, p. 3".' })
+  citation!: string;
+}
+
+@ObjectType({ description: 'A memory or a document passage found by searchMemories, with its relevance (0..1).' })
 class MemorySearchHit {
-  @Field(() => Memory)
-  memory!: Memory;
+  @Field(() => KnowledgeSource, { description: 'MEMORY (then memory is set) or DOCUMENT (then document is set).' })
+  source!: KnowledgeSource;
+
+  @Field(() => Memory, { nullable: true })
+  memory!: Memory | null;
+
+  @Field(() => DocumentPassage, { nullable: true })
+  document!: DocumentPassage | null;
 
   @Field(() => Float, { description: 'Hybrid relevance: keyword and vector, weighted by importance and recency.' })
   score!: number;
 
-  @Field(() => Float, { description: "Share of the query's words the memory contains (IDF-weighted)." })
+  @Field(() => Float, { description: "Share of the query's words the hit contains (IDF-weighted)." })
   keywordScore!: number;
 
   @Field(() => Float, { nullable: true, description: 'Cosine similarity to the query; null when search ran keyword-only.' })
   vectorScore!: number | null;
+}
+
+function toSearchHit(hit: KnowledgeHit): MemorySearchHit {
+  const c = hit.chunk;
+  return {
+    source: hit.source,
+    memory: hit.memory,
+    document: c ? { documentId: c.documentId, documentName: c.documentName, page: c.page, heading: c.heading, content: c.content, citation: c.citation } : null,
+    score: hit.score,
+    keywordScore: hit.keywordScore,
+    vectorScore: hit.vectorScore,
+  };
 }
 
 @ArgsType()
@@ -95,15 +135,15 @@ export class MemoryResolver {
   constructor(
     private readonly memoryService: MemoryService,
     private readonly maxPageSize: number,
-    private readonly searchService: MemorySearchService,
+    private readonly searchService: KnowledgeSearchService,
   ) {}
 
   @Authorized(TrustLevel.MEMBER)
   @Query(() => [MemorySearchHit], {
-    description: 'Hybrid search (keyword + vector) of own and global memories; everyone\'s for ADMIN and above. Best first.',
+    description: 'Hybrid search (keyword + vector) of own and global memories and document passages; everyone\'s for ADMIN and above. Best first.',
   })
-  searchMemories(@Args() { query, limit }: SearchMemoriesArgs, @GqlCtx() { ctx }: GraphQLContext): Promise<MemorySearchHit[]> {
-    return this.searchService.search(ctx, query, limit ?? 10);
+  async searchMemories(@Args() { query, limit }: SearchMemoriesArgs, @GqlCtx() { ctx }: GraphQLContext): Promise<MemorySearchHit[]> {
+    return (await this.searchService.search(ctx, query, limit ?? 10)).map(toSearchHit);
   }
 
   @Authorized(TrustLevel.MEMBER)

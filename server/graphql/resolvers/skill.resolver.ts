@@ -48,9 +48,9 @@ export class SkillResolver {
     return Object.assign(new QueuedJob(), { jobId: await this.sync.requestSync(ctx), queue: 'skills' });
   }
 
-  @Authorized(TrustLevel.ADMIN)
+  @Authorized(TrustLevel.MEMBER)
   @Subscription(() => JobProgress, {
-    description: 'Updates of a background job (e.g. syncSkills) from its current state until it completes or fails.',
+    description: 'Updates of a background job (e.g. syncSkills; ADMIN) from its current state until it completes or fails. MEMBERs follow the ingestion of documents they added.',
     subscribe: ({ args, context }) => {
       const { ctx, streams } = context as GraphQLContext;
       if (!streams?.jobProgress) throw new Error('job progress is not available on this server');

@@ -29,6 +29,8 @@ export interface AgentTools {
 export interface RecalledMemory {
   content: string;
   type: string;
+  /** Where a document passage comes from (`name, p. 3`); absent for memories. */
+  source?: string;
 }
 
 /** Port: memories the sender may see, relevant to the turn (issue: memory). */

@@ -71,7 +71,12 @@ function stableSystem(input: PromptInput): ChatMessage {
 /** Recalled memories and the time, in one system message inside the running turn, right after its user message. */
 function turnNote(memories: RecalledMemory[], turnContext: string[]): ChatMessage | null {
   const parts: string[] = [];
-  if (memories.length) parts.push(['## What you remember about this conversation', ...memories.map((m) => `- (${m.type}) ${m.content}`)].join('\n'));
+  const notes = memories.filter((m) => !m.source);
+  const passages = memories.filter((m) => m.source);
+  if (notes.length) parts.push(['## What you remember about this conversation', ...notes.map((m) => `- (${m.type}) ${m.content}`)].join('\n'));
+  if (passages.length) {
+    parts.push(['## From documents (cite the source in brackets when you use one)', ...passages.map((m) => `- [${m.source}] ${m.content.replace(/\n+/g, ' ')}`)].join('\n'));
+  }
   if (turnContext.length) parts.push(turnContext.join('\n'));
   return parts.length ? { role: 'system', content: parts.join('\n\n') } : null;
 }

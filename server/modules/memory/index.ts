@@ -5,6 +5,8 @@ export { MemoryService, MAX_MEMORY_CHARS, type MemoryFilter, type CreateMemoryIn
 // Search index
 export {
   GLOBAL_OWNER,
+  DOCUMENT_CHUNK_TYPE,
+  DOCUMENT_ITEM_PREFIX,
   userOwner,
   groupOwner,
   type MemoryStore,

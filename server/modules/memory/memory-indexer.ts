@@ -3,7 +3,7 @@ import type { Ctx } from '../../common/ctx';
 import type { Logger } from '../../common/logger';
 import type { Db } from '../../persistence/db';
 import { Memory } from './memory.entity';
-import { GLOBAL_OWNER, groupOwner, userOwner, type MemoryStore, type MemoryStoreItem } from './memory-store';
+import { DOCUMENT_ITEM_PREFIX, GLOBAL_OWNER, groupOwner, userOwner, type MemoryStore, type MemoryStoreItem } from './memory-store';
 import { MemoryScope } from './memory.types';
 
 /** Visibility key of a memory, or null when its scope fields are incomplete (never indexed then). */
@@ -103,7 +103,8 @@ export class MemoryIndexer implements MemoryIndexHook {
     const indexed = await this.store.entries(ctx);
     const stale = rows.filter((r) => indexed.get(r.id) !== r.updatedAt.getTime()).map((r) => r.id);
     const live = new Set(rows.map((r) => r.id));
-    const gone = [...indexed.keys()].filter((id) => !live.has(id));
+    // Document chunks are kept in step by the documents module.
+    const gone = [...indexed.keys()].filter((id) => !live.has(id) && !id.startsWith(DOCUMENT_ITEM_PREFIX));
     for (let i = 0; i < stale.length && !signal?.aborted; i += BATCH) {
       const batch = await this.db.repo(ctx, Memory).findBy({ id: In(stale.slice(i, i + BATCH)) });
       await this.store.upsert(ctx, batch.map(memoryToItem).filter((x): x is MemoryStoreItem => x !== null));

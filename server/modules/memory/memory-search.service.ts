@@ -7,7 +7,7 @@ import { ChatKind } from '../sessions';
 import { access } from '../users';
 import { Memory } from './memory.entity';
 import { ownerOfMemory } from './memory-indexer';
-import { GLOBAL_OWNER, groupOwner, userOwner, type MemoryStore } from './memory-store';
+import { DOCUMENT_CHUNK_TYPE, GLOBAL_OWNER, groupOwner, userOwner, type MemoryStore, type MemoryStoreHit } from './memory-store';
 
 /** A memory found by search, with its scores (0..1). */
 export interface MemorySearchResult {
@@ -101,9 +101,20 @@ export class MemorySearchService {
   private async run(ctx: Ctx, query: string, owners: string[] | 'all', options: SearchRunOptions): Promise<MemorySearchResult[]> {
     const limit = Math.max(1, Math.min(MAX_SEARCH_LIMIT, Math.floor(options.limit)));
     if (!query.trim()) return [];
-    const hits = await this.store.search(ctx, query, { ...options, owners, limit });
-    if (!hits.length) return [];
-    const rows = await this.db.repo(ctx, Memory).findBy({ id: In(hits.map((h) => h.id)) });
+    // Document chunks share the index; memory searches leave them out.
+    const excludeTypes = [...(options.excludeTypes ?? []), DOCUMENT_CHUNK_TYPE];
+    const hits = await this.store.search(ctx, query, { ...options, excludeTypes, owners, limit });
+    return this.resolveHits(ctx, hits, owners, options.excludeTypes);
+  }
+
+  /**
+   * Memory rows of index hits, in hit order: hits that are not memories, whose memory is gone or not among
+   * `owners`, or of an excluded type are dropped (the table is the truth, whatever the index says).
+   */
+  async resolveHits(ctx: Ctx, hits: readonly MemoryStoreHit[], owners: readonly string[] | 'all', excludeTypes?: readonly string[]): Promise<MemorySearchResult[]> {
+    const ids = hits.filter((h) => h.type !== DOCUMENT_CHUNK_TYPE).map((h) => h.id);
+    if (!ids.length) return [];
+    const rows = await this.db.repo(ctx, Memory).findBy({ id: In(ids) });
     const byId = new Map(rows.map((m) => [m.id, m]));
     const allowed = owners === 'all' ? null : new Set(owners);
     const out: MemorySearchResult[] = [];
@@ -112,7 +123,7 @@ export class MemorySearchService {
       if (!memory) continue;
       const owner = ownerOfMemory(memory);
       if (!owner || (allowed && !allowed.has(owner))) continue;
-      if (options.excludeTypes?.includes(memory.type)) continue;
+      if (excludeTypes?.includes(memory.type)) continue;
       out.push({ memory, score: hit.score, keywordScore: hit.keywordScore, vectorScore: hit.vectorScore });
     }
     return out;

@@ -5,6 +5,13 @@ import type { Ctx } from '../../common/ctx';
 /** Visibility key of everything scoped to everyone. */
 export const GLOBAL_OWNER = 'global';
 
+/**
+ * Item type of document chunks, which share the index with memories (modules/documents): their ids start
+ * with `DOCUMENT_ITEM_PREFIX`, they are never resolved as memories and reconciliation leaves them alone.
+ */
+export const DOCUMENT_CHUNK_TYPE = 'document';
+export const DOCUMENT_ITEM_PREFIX = 'doc:';
+
 /** Visibility key of a user's private memories. */
 export function userOwner(userId: string): string {
   return `user:${userId}`;

@@ -1,6 +1,6 @@
 import type { Ctx } from '../../common/ctx';
 import { access } from '../../common/access';
-import { TrustLevel } from '../../common/trust';
+import { TrustLevel, trustAtLeast } from '../../common/trust';
 import type { JobState } from './queue-inspector';
 
 /** One step of a background job that a client follows (`jobProgress(jobId)`). */
@@ -26,12 +26,29 @@ export interface JobProgressSource {
   follow(jobId: string): Promise<AsyncIterableIterator<JobProgressUpdate>>;
 }
 
-/** `jobProgress(jobId)` for ADMINs: the jobs behind it (skill syncs) are started by ADMINs. */
-export class JobProgressService {
-  constructor(private readonly source: JobProgressSource) {}
+/** Port: whether a user below ADMIN may follow this job (e.g. the ingestion of a document they added). */
+export type JobFollowRule = (ctx: Ctx, jobId: string) => Promise<boolean>;
 
-  follow(ctx: Ctx, jobId: string): Promise<AsyncIterableIterator<JobProgressUpdate>> {
-    access.requireTrust(ctx, TrustLevel.ADMIN, 'following background jobs');
+/**
+ * `jobProgress(jobId)`: ADMINs follow any job (skill syncs are started by ADMINs); others only jobs a
+ * rule grants them (their own document ingestion).
+ */
+export class JobProgressService {
+  constructor(
+    private readonly source: JobProgressSource,
+    private readonly rules: readonly JobFollowRule[] = [],
+  ) {}
+
+  async follow(ctx: Ctx, jobId: string): Promise<AsyncIterableIterator<JobProgressUpdate>> {
+    if (!access.seesEveryone(ctx)) {
+      const granted = trustAtLeast(ctx.trust, TrustLevel.MEMBER) && (await anyRule(this.rules, ctx, jobId));
+      if (!granted) access.requireTrust(ctx, TrustLevel.ADMIN, 'following background jobs');
+    }
     return this.source.follow(jobId);
   }
+}
+
+async function anyRule(rules: readonly JobFollowRule[], ctx: Ctx, jobId: string): Promise<boolean> {
+  for (const rule of rules) if (await rule(ctx, jobId)) return true;
+  return false;
 }

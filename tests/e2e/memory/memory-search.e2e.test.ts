@@ -56,16 +56,16 @@ describe('searchMemories over a seeded corpus', () => {
     expect(hits[0]!.vectorScore).toBeGreaterThan(0);
     expect(hits[0]!.score).toBeGreaterThan(hits[1]?.score ?? 0);
     // An exact identifier finds it too.
-    expect((await search(aliceClient, '4417-ZETA'))[0]!.memory.id).toBe(factId);
+    expect((await search(aliceClient, '4417-ZETA'))[0]!.memory!.id).toBe(factId);
   });
 
   it('keyword-only (embedder switched off) finds it as well', async () => {
     t.app.services.memory.useEmbeddings(null);
     try {
       const hits = await search(aliceClient, "What's the code of my gym locker?");
-      expect(hits[0]!.memory.id).toBe(factId);
+      expect(hits[0]!.memory!.id).toBe(factId);
       expect(hits.every((h) => h.vectorScore === null)).toBe(true);
-      expect((await search(aliceClient, 'zeta 4417'))[0]!.memory.id).toBe(factId);
+      expect((await search(aliceClient, 'zeta 4417'))[0]!.memory!.id).toBe(factId);
     } finally {
       t.app.services.memory.useEmbeddings(t.app.chat!.router);
     }
@@ -73,23 +73,23 @@ describe('searchMemories over a seeded corpus', () => {
 
   it("a MEMBER never finds another user's memory; ADMIN and above search everyone's", async () => {
     const bobs = await search(bobClient, 'gym locker code 4417 ZETA', 20);
-    expect(bobs.map((h) => h.memory.content)).toEqual([BOBS]);
+    expect(bobs.map((h) => h.memory!.content)).toEqual([BOBS]);
     const alices = await search(aliceClient, 'gym locker code 9999 OMEGA', 50);
-    expect(alices.map((h) => h.memory.content)).not.toContain(BOBS);
-    expect(alices.every((h) => h.memory.userId === alice.id)).toBe(true);
-    const everyone = (await search(owner, 'gym locker code', 10)).map((h) => h.memory.content);
+    expect(alices.map((h) => h.memory!.content)).not.toContain(BOBS);
+    expect(alices.every((h) => h.memory!.userId === alice.id)).toBe(true);
+    const everyone = (await search(owner, 'gym locker code', 10)).map((h) => h.memory!.content);
     expect(everyone).toEqual(expect.arrayContaining([FACT, BOBS]));
   });
 
   it('follows updates and deletes at once', async () => {
     const id = dataOf(await aliceClient.http(CreateMemoryDocument, { input: { content: 'The spare bike key hides under the red flowerpot.' } })).createMemory.id;
-    expect((await search(aliceClient, 'where is the spare bike key'))[0]!.memory.id).toBe(id);
+    expect((await search(aliceClient, 'where is the spare bike key'))[0]!.memory!.id).toBe(id);
     dataOf(await aliceClient.http(UpdateMemoryDocument, { id, input: { content: 'The spare bike key hides in the mailbox.' } }));
     const after = await search(aliceClient, 'spare bike key flowerpot');
     expect(after[0]!.memory).toMatchObject({ id, content: 'The spare bike key hides in the mailbox.' });
     const res = await aliceClient.http<{ deleteMemory: boolean }, { id: string }>('mutation($id: ID!) { deleteMemory(id: $id) }', { id });
     expect(dataOf(res).deleteMemory).toBe(true);
-    expect((await search(aliceClient, 'spare bike key mailbox', 20)).map((h) => h.memory.id)).not.toContain(id);
+    expect((await search(aliceClient, 'spare bike key mailbox', 20)).map((h) => h.memory!.id)).not.toContain(id);
   });
 
   it('validates its arguments', async () => {
@@ -122,7 +122,7 @@ describe('searchMemories on the LanceDB backend (memory.vector_store: lancedb)',
     const id = dataOf(await client.http(CreateMemoryDocument, { input: { content: FACT } })).createMemory.id;
     dataOf(await client.http(CreateMemoryDocument, { input: { content: 'The gym towel is blue.' } }));
     const hits = dataOf(await client.http(SearchMemoriesDocument, { query: 'gym locker code', limit: 5 })).searchMemories;
-    expect(hits[0]!.memory.id).toBe(id);
+    expect(hits[0]!.memory!.id).toBe(id);
     expect(hits[0]!.vectorScore).not.toBeNull();
   });
 });

@@ -22,7 +22,7 @@ describe('workspace memory files', () => {
   let folder: string;
 
   const contents = async (client: GraphQLTestClient, query: string, limit = 10) =>
-    dataOf(await client.http(SearchMemoriesDocument, { query, limit })).searchMemories.map((h) => h.memory.content);
+    dataOf(await client.http(SearchMemoriesDocument, { query, limit })).searchMemories.map((h) => h.memory!.content);
   /** Waits until `query` finds (or no longer finds) text containing `needle`; returns the seconds it took. */
   const within = async (client: GraphQLTestClient, query: string, needle: string, present = true, timeoutMs = 5000): Promise<number> => {
     const started = Date.now();
@@ -83,7 +83,7 @@ describe('workspace memory files', () => {
 
   it('workspace chunks are edited in the file, not through updateMemory', async () => {
     const [hit] = dataOf(await aliceClient.http(SearchMemoriesDocument, { query: 'allergic peanuts', limit: 1 })).searchMemories;
-    const res = await aliceClient.http(UpdateMemoryDocument, { id: hit!.memory.id, input: { content: 'hacked' } });
+    const res = await aliceClient.http(UpdateMemoryDocument, { id: hit!.memory!.id, input: { content: 'hacked' } });
     expect(res.errors?.[0]?.extensions?.code).toBe('CONFLICT');
   });
 

@@ -5,6 +5,7 @@
  */
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
+import { gzipSync } from 'node:zlib';
 import { startTestApp, type TestApp } from '../../support/test-app';
 import { FakeOpenAIServer, type RecordedRequest } from '../../support/fakes/fake-openai-server';
 import { createUserWithToken } from '../../support/chat-helpers';
@@ -57,6 +58,14 @@ describe('compatibility fixtures: Open WebUI and LibreChat request shapes', () =
   afterAll(async () => {
     await t.close();
     await model.close();
+  });
+
+  it('a gzip-compressed body (clients behind compressing proxies) is decoded and answered', async () => {
+    const body = gzipSync(JSON.stringify({ model: 'muninn', messages: [{ role: 'user', content: 'compressed hello' }] }));
+    const res = await fetch(`${t.url}/v1/chat/completions`, { method: 'POST', headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json', 'content-encoding': 'gzip' }, body });
+    expect(res.status).toBe(200);
+    expect(((await res.json()) as { choices: Array<{ message: { content: string } }> }).choices[0]!.message.content).toBe('A fixture answer.');
+    expect(lastUserParts(model.lastChatRequest()!).text).toBe('compressed hello');
   });
 
   for (const fixture of fixtures) {

@@ -33,7 +33,7 @@ describe('channels, channelStatus and live on/off', () => {
     await t.close();
   });
 
-  it('channels (ADMIN+): each transport with its state plus web and TUI', async () => {
+  it('channels (ADMIN+): each transport with its state plus web, TUI and the OpenAI-compatible API', async () => {
     expect(telegram.running).toBe(true);
     const res = await gql.exec(t.ownerToken, CHANNELS);
     expect(res.code).toBeUndefined();
@@ -41,6 +41,7 @@ describe('channels, channelStatus and live on/off', () => {
       { name: 'telegram', enabled: true, state: 'POLLING', lastError: null, qr: null, updatedAt: expect.any(String) },
       { name: 'web', enabled: true, state: 'CONNECTED', lastError: null, qr: null, updatedAt: expect.any(String) },
       { name: 'tui', enabled: false, state: 'STOPPED', lastError: null, qr: null, updatedAt: expect.any(String) },
+      { name: 'api', enabled: true, state: 'CONNECTED', lastError: null, qr: null, updatedAt: expect.any(String) },
     ]);
     expect((await gql.exec(memberToken, CHANNELS)).code).toBe('FORBIDDEN');
     expect((await gql.exec(null, CHANNELS)).code).toBe('UNAUTHENTICATED');

@@ -6,6 +6,7 @@
  * no 5xx, and nothing refused reaches the model.
  */
 import http from 'node:http';
+import { gzipSync } from 'node:zlib';
 import type { AddressInfo } from 'node:net';
 import fc from 'fast-check';
 import { startTestApp, type TestApp } from '../../support/test-app';
@@ -84,10 +85,11 @@ describe('security: the OpenAI-compatible API refuses hostile requests in OpenAI
             ? { authorization: 'Basic dXNlcjpwYXNz' }
             : { authorization: `Bearer ${tokens[c.token ?? 'member']}` };
     const hasBody = c.raw !== undefined || c.body !== undefined;
+    const payload = c.raw === 'BOMB' ? gzipSync(JSON.stringify(user('z'.repeat(200 * 1024)))) : (c.raw ?? (c.body === undefined ? undefined : JSON.stringify(c.body)));
     const res = await fetch(`${t.url}${c.path ?? '/v1/chat/completions'}`, {
       method: c.method ?? 'POST',
       headers: { ...auth, ...(hasBody ? { 'content-type': 'application/json' } : {}), ...c.headers },
-      body: c.raw ?? (c.body === undefined ? undefined : JSON.stringify(c.body)),
+      body: payload,
     });
     const text = await res.text();
     let body = {};
@@ -147,6 +149,9 @@ describe('security: the OpenAI-compatible API refuses hostile requests in OpenAI
     { name: 'tool with a bad name', body: { ...user('hi'), tools: [{ type: 'function', function: { name: 'rm -rf /' } }] }, status: 400, param: 'tools[0].function.name' },
     { name: 'tool named like a server tool', body: { ...user('hi'), tools: [{ type: 'function', function: { name: 'memory_search' } }] }, status: 400, code: 'tool_name_conflict' },
     { name: 'tool_choice naming no tool', body: { ...user('hi'), tools: [{ type: 'function', function: { name: 'a' } }], tool_choice: { type: 'function', function: { name: 'b' } } }, status: 400, param: 'tool_choice' },
+    { name: 'unknown Content-Encoding', raw: '{}', headers: { 'content-encoding': 'zstd-bogus' }, status: 415, code: 'unsupported_media_type' },
+    { name: 'body that is not the gzip it claims', raw: JSON.stringify(user('hi')), headers: { 'content-encoding': 'gzip' }, status: 400, code: 'bad_request' },
+    { name: 'gzip bomb past max_body_kb once decoded', raw: 'BOMB', headers: { 'content-encoding': 'gzip' }, status: 413, code: 'payload_too_large' },
     { name: 'session key with a colon', body: user('hi'), headers: { 'x-muninn-session': 'other-user:notes' }, status: 400, code: 'invalid_session_key' },
     { name: 'session key too long', body: user('hi'), headers: { 'x-muninn-session': 'k'.repeat(101) }, status: 400, code: 'invalid_session_key' },
   ];

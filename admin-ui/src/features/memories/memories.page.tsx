@@ -164,9 +164,9 @@ export function MemoriesPage() {
                   <table aria-label="Search results">
                     {head}
                     <tbody>
-                      {d.searchMemories.map((h) => (
-                        <MemoryRow key={h.memory.id} m={h.memory} score={h.score} admin={admin} owner={owner(h.memory)} users={users} onChanged={refresh} />
-                      ))}
+                      {d.searchMemories.map((h) =>
+                        h.memory ? <MemoryRow key={h.memory.id} m={h.memory} score={h.score} admin={admin} owner={owner(h.memory)} users={users} onChanged={refresh} /> : null,
+                      )}
                     </tbody>
                   </table>
                 </div>

@@ -1,0 +1,16 @@
+import mammoth from 'mammoth';
+import { htmlBlocks } from './html-text';
+import { checkDocxZip } from './zip-guard';
+import { UnreadableDocument, type TextBlock } from './extraction.types';
+
+/** A Word file's text as blocks under its headings (mammoth → HTML → blocks), after the zip-bomb check. */
+export async function docxBlocks(buf: Buffer, maxUnpackedBytes: number): Promise<TextBlock[]> {
+  checkDocxZip(buf, maxUnpackedBytes);
+  let html: string;
+  try {
+    html = (await mammoth.convertToHtml({ buffer: buf })).value;
+  } catch (err) {
+    throw new UnreadableDocument(`the Word file cannot be read (${((err as Error).message ?? String(err)).slice(0, 200)})`);
+  }
+  return htmlBlocks(html);
+}

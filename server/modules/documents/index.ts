@@ -1,0 +1,12 @@
+export { Document } from './document.entity';
+export { DocumentChunk } from './document-chunk.entity';
+export { DocumentStatus, KnowledgeSource, citationOf, chunkItemId } from './document.types';
+export { DocumentService, cleanDocumentName, unsupportedTypeMessage, type AddDocumentInput, type DocumentFilter } from './document.service';
+export { DocumentIngestService, ownerOfDocument, type IngestOptions } from './document-ingest.service';
+export { DocumentFiles } from './document-files';
+export type { DocumentIngestJobs, DocumentLimits } from './document-ports';
+export { KnowledgeSearchService, type KnowledgeHit, type ChunkHit, type KnowledgeSearchOptions } from './knowledge-search.service';
+export { KnowledgeRecall } from './knowledge-recall';
+export { registerDocumentCommands } from './document-commands';
+export { createDocumentSearchTool } from './tools/document-search.tool';
+export { claimedKind, SUPPORTED_FORMATS } from './extract/document-format';
