@@ -57,6 +57,11 @@ export class SessionResolver {
     return toConnection(await this.sessionService.messages(ctx, sessionId, toPageArgs(first, after, this.maxPageSize)));
   }
 
+  @FieldResolver(() => String, { nullable: true, description: 'The first user message, on one line and shortened (a title for lists); null before the first message.' })
+  title(@Root() session: Session, @GqlCtx() { ctx }: GraphQLContext): Promise<string | null> {
+    return this.sessionService.title(ctx, session.id);
+  }
+
   @FieldResolver(() => User, { nullable: true })
   user(@Root() session: Session, @GqlCtx() { loaders }: GraphQLContext): Promise<User | null> {
     return session.userId ? loaders.userById.load(session.userId) : Promise.resolve(null);

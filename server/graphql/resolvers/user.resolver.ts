@@ -1,4 +1,4 @@
-import { Arg, Args, Ctx as GqlCtx, Field, FieldResolver, ID, InputType, Mutation, Query, Resolver, Root, Authorized } from 'type-graphql';
+import { Arg, Args, ArgsType, Ctx as GqlCtx, Field, FieldResolver, ID, InputType, Mutation, Query, Resolver, Root, Authorized } from 'type-graphql';
 import { Length, MaxLength } from 'class-validator';
 import { TrustLevel } from '../../common/trust';
 import { toPageArgs } from '../../common/pagination';
@@ -37,6 +37,16 @@ class LinkIdentityInput {
   displayName?: string | null;
 }
 
+@ArgsType()
+class RenameUserArgs {
+  @Field(() => ID)
+  userId!: string;
+
+  @Field()
+  @Length(1, 100)
+  displayName!: string;
+}
+
 @Resolver(() => User)
 export class UserResolver {
   constructor(
@@ -72,6 +82,12 @@ export class UserResolver {
   @Mutation(() => User)
   createUser(@Arg('input') input: CreateUserInput, @GqlCtx() { ctx }: GraphQLContext): Promise<User> {
     return this.userService.create(ctx, input);
+  }
+
+  @Authorized(TrustLevel.MEMBER)
+  @Mutation(() => User, { description: 'Changes the display name of a user (yourself, or someone whose trust you may change).' })
+  renameUser(@Args() { userId, displayName }: RenameUserArgs, @GqlCtx() { ctx }: GraphQLContext): Promise<User> {
+    return this.userService.rename(ctx, userId, displayName);
   }
 
   @Authorized(TrustLevel.ADMIN)

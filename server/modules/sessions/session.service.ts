@@ -8,7 +8,7 @@ import { findPage } from '../../persistence/paginate';
 import { access } from '../users';
 import { Message } from './message.entity';
 import { Session } from './session.entity';
-import type { SessionStatus } from './session.types';
+import { MessageRole, type SessionStatus } from './session.types';
 
 export interface SessionFilter {
   userId?: string | null;
@@ -55,5 +55,16 @@ export class SessionService {
   async messages(ctx: Ctx, sessionId: string, page: PageArgs): Promise<Page<Message>> {
     await this.getVisible(ctx, sessionId);
     return findPage(this.db.repo(ctx, Message), { sessionId }, page, 'ASC');
+  }
+
+  /**
+   * A short title for a session: its first user message, on one line and cut at `maxChars` (null when the
+   * session has no user message yet). The caller has already checked that the session is visible.
+   */
+  async title(ctx: Ctx, sessionId: string, maxChars = 80): Promise<string | null> {
+    const first = await this.db.repo(ctx, Message).findOne({ select: { content: true }, where: { sessionId, role: MessageRole.USER }, order: { createdAt: 'ASC' } });
+    if (!first) return null;
+    const line = first.content.replace(/\s+/g, ' ').trim();
+    return line.length > maxChars ? `${line.slice(0, maxChars - 1)}…` : line;
   }
 }

@@ -67,6 +67,24 @@ export class UserService {
     });
   }
 
+  /**
+   * Changes a user's display name: ADMIN and above for anyone they may manage (an ADMIN cannot rename an
+   * ADMIN or OWNER), and every user for themselves. Audited with the old and new name.
+   */
+  async rename(ctx: Ctx, userId: string, displayName: string): Promise<User> {
+    const name = displayName.trim();
+    if (!name) throw new UserInputError('displayName must not be empty.', 'displayName');
+    return this.db.withTransaction(ctx, async (tx) => {
+      const user = await this.get(tx, userId);
+      if (tx.userId !== userId) access.requireMayGrant(tx, TrustLevel.GUEST, user.trust);
+      const previous = user.displayName;
+      user.displayName = name;
+      const saved = await this.db.repo(tx, User).save(user);
+      await this.audit.record(tx, 'user.rename', { type: 'User', id: userId }, { from: previous, to: name });
+      return saved;
+    });
+  }
+
   async setTrust(ctx: Ctx, userId: string, trust: TrustLevel): Promise<User> {
     return this.db.withTransaction(ctx, async (tx) => {
       const user = await this.get(tx, userId);

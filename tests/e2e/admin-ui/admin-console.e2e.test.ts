@@ -14,7 +14,7 @@ const SETTINGS = /* GraphQL */ `query { pluginSettings { plugin channel enabled 
 const FAILED = /* GraphQL */ `query { queues { name jobs(state: FAILED) { id failedReason } } }`;
 const CREATE_MEMORY = /* GraphQL */ `mutation M($content: String!) { createMemory(input: { content: $content }) { id } }`;
 
-jest.setTimeout(60_000);
+jest.setTimeout(120_000);
 
 function lastUserText(req: RecordedRequest): string {
   const users = (req.body?.messages ?? []).filter((m) => m.role === 'user');
@@ -219,12 +219,13 @@ describe('admin console in a browser', () => {
 
   it('sessions, usage and audit log pages show their data', async () => {
     await open('/sessions');
-    await page.getByRole('link', { name: /^web:/ }).first().click();
+    // Sessions are titled by their first message; the key is shown under it.
+    await page.locator('tr', { hasText: 'web:' }).first().getByRole('link', { name: /^(\/whoami|hello there)$/ }).click();
     await page.getByText('Transcript').waitFor();
     await page.getByText('hello there').first().waitFor();
     await screenshotBoth(page, 'session-detail');
     await open('/sessions');
-    await page.getByRole('link', { name: /^web:/ }).first().waitFor();
+    await page.locator('tr', { hasText: 'web:' }).first().getByRole('link').waitFor();
     await screenshotBoth(page, 'sessions');
     await open('/usage');
     await page.getByRole('img', { name: 'Tokens' }).waitFor();

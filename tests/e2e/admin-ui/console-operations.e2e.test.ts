@@ -1,7 +1,7 @@
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { startTestApp, type TestApp } from '../../support/test-app';
 import { FakeOpenAIServer, FakeReplies } from '../../support/fakes/fake-openai-server';
-import { createUserWithToken } from '../../support/chat-helpers';
+import { createUserWithToken, eventually, send } from '../../support/chat-helpers';
 import { dataOf, type GraphQLTestClient } from '../../support/graphql-client';
 import { launchBrowser, screenshotBoth } from '../../support/browser';
 
@@ -9,6 +9,7 @@ const CREATE_MEMORY = /* GraphQL */ `mutation M($input: CreateMemoryInput!) { cr
 const MEMORIES_OF = /* GraphQL */ `query Q($userId: ID) { memories(first: 5, filter: { userId: $userId }) { totalCount edges { node { content userId } } } }`;
 const PROVIDERS = /* GraphQL */ `query { modelProviders { name health probeError lastError recentCalls errorRate } }`;
 const REINDEX = /* GraphQL */ `mutation R($userId: ID) { reindexMemories(userId: $userId) { jobId queue } }`;
+const SESSION = /* GraphQL */ `query S($id: ID!) { session(id: $id) { id messageCount } }`;
 const SERVER_INFO = /* GraphQL */ `query { serverInfo { version uptimeSeconds usingMockModel } }`;
 
 /** Memories of the owner: enough for several re-index steps of 50. */
@@ -183,6 +184,75 @@ describe('console: providers, memories and the overview in a browser', () => {
     await page.getByLabel('Re-index whose memories').selectOption({ label: "Mia Member's memories" });
     await page.getByRole('button', { name: 'Re-index' }).click();
     await page.getByRole('status').getByText('Done: 100 % — 2 memories re-indexed').waitFor({ timeout: 30_000 });
+  });
+
+  it('sessions: titled by their first message; "Compact now" says what happened; a session can be deleted', async () => {
+    const first = await send(owner, 'Plan the   garden party\nfor Saturday');
+    await eventually(async () => dataOf(await owner.http<{ session: { messageCount: number } }, unknown>(SESSION, { id: first.sessionId })).session.messageCount >= 2 || undefined);
+    await open('/sessions');
+    await page.getByRole('link', { name: 'Plan the garden party for Saturday' }).click();
+    await page.getByRole('heading', { name: 'Plan the garden party for Saturday' }).waitFor();
+    await page.getByRole('button', { name: 'Compact now' }).click();
+    await page.getByRole('status').getByText(/Compacted: the conversation goes on in this session/).waitFor({ timeout: 20_000 });
+    await screenshotBoth(page, 'session-compacted');
+    // The earlier (archived) session is linked from the notice; delete it.
+    await page.getByRole('link', { name: 'the earlier session' }).click();
+    await page.getByRole('heading', { name: 'Plan the garden party for Saturday' }).waitFor();
+    await page.getByRole('button', { name: 'Delete' }).click();
+    await page.getByRole('dialog', { name: 'Delete this session?' }).getByRole('button', { name: 'Delete' }).click();
+    await page.getByRole('heading', { name: 'Sessions' }).waitFor();
+    await eventually(async () => ((await owner.http(SESSION, { id: first.sessionId })).errors?.[0]?.extensions?.code === 'NOT_FOUND') || undefined);
+  });
+
+  it('users: a new user gets a trust level at once, is renamed and gets a Telegram identity linked', async () => {
+    await open('/users');
+    await page.getByLabel("New user's name").fill('Tess Trusted');
+    await page.getByLabel("New user's trust").selectOption('TRUSTED');
+    await page.getByRole('button', { name: 'Add user' }).click();
+    const row = page.locator('tr[data-user="Tess Trusted"]');
+    await row.getByLabel('Trust of Tess Trusted').waitFor();
+    expect(await row.getByLabel('Trust of Tess Trusted').inputValue()).toBe('TRUSTED');
+
+    await row.getByRole('button', { name: 'Rename' }).click();
+    const rename = page.getByRole('dialog', { name: 'Rename Tess Trusted' });
+    await rename.getByLabel('Display name').fill('Tess T.');
+    await rename.getByRole('button', { name: 'Save' }).click();
+    const renamed = page.locator('tr[data-user="Tess T."]');
+    await renamed.waitFor();
+
+    await renamed.getByRole('button', { name: 'Link identity' }).click();
+    const link = page.getByRole('dialog', { name: 'Link an identity to Tess T.' });
+    await link.getByLabel('Channel').selectOption('telegram');
+    await link.getByLabel('Handle').fill('5550001');
+    await link.getByRole('button', { name: 'Link' }).click();
+    await renamed.getByText('telegram:5550001').waitFor();
+    await screenshotBoth(page, 'users-actions');
+    // A handle that is already linked is refused with the server's reason.
+    await page.locator('tr[data-user="Mia Member"]').getByRole('button', { name: 'Link identity' }).click();
+    const again = page.getByRole('dialog', { name: 'Link an identity to Mia Member' });
+    await again.getByLabel('Handle').fill('5550001');
+    await again.getByRole('button', { name: 'Link' }).click();
+    await again.getByRole('alert').waitFor();
+    await again.getByRole('button', { name: 'Cancel' }).click();
+  });
+
+  it('chat: a slash command\'s answer is still there after a reload', async () => {
+    await open('/chat');
+    await page.getByLabel('Message').fill('/whoami');
+    await page.getByLabel('Message').press('Enter');
+    await page.locator('.bubble.system', { hasText: 'Trust: OWNER' }).waitFor();
+    await page.reload();
+    await page.getByRole('log', { name: 'Transcript' }).waitFor();
+    await page.locator('.bubble.system', { hasText: 'Trust: OWNER' }).waitFor();
+    await page.locator('.bubble.user', { hasText: '/whoami' }).waitFor();
+  });
+
+  it('audit log: details read as words, not raw JSON', async () => {
+    await open('/audit');
+    const table = page.getByRole('table', { name: 'Audit log' });
+    await table.locator('tbody tr').first().waitFor();
+    expect(await table.textContent()).not.toContain('{"');
+    await screenshotBoth(page, 'audit-details');
   });
 
   it('the queue page offers the memory queue', async () => {

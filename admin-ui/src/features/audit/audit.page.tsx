@@ -3,6 +3,7 @@ import { AuditLogDocument, UserChoicesDocument } from '../../gql/graphql';
 import { useQuery } from '../../lib/use-graphql';
 import { fmtDate } from '../../lib/format';
 import { Badge, Card, Empty, PageHeader, QueryView, TableHead } from '../../components/ui';
+import { AuditDetails } from './audit-details';
 
 export function AuditPage() {
   const [actionText, setActionText] = useState('');
@@ -41,7 +42,7 @@ export function AuditPage() {
             Filter
           </button>
         </form>
-        <QueryView q={q} empty={(d) => (d.auditLog.edges.length ? null : <Empty title="No entries" />)}>
+        <QueryView q={q} empty={(d) => (d.auditLog.edges.length ? null : <Empty title="No entries">Changes of trust, pairing decisions, approvals and tokens are recorded here as they happen.</Empty>)}>
           {(d) => (
             <div className="table-wrap">
               <table aria-label="Audit log">
@@ -56,7 +57,7 @@ export function AuditPage() {
                       <td>{nameOf(a.actorUserId) ?? a.actor}</td>
                       <td className="small">{a.targetType ? `${a.targetType} ${a.targetId ? `…${a.targetId.slice(-8)}` : ''}` : '–'}</td>
                       <td>
-                        <pre className="small">{a.details ? JSON.stringify(a.details) : ''}</pre>
+                        <AuditDetails details={a.details} nameOf={nameOf} />
                       </td>
                     </tr>
                   ))}

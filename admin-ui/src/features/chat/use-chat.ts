@@ -2,6 +2,7 @@ import { useCallback, useEffect, useRef, useState } from 'react';
 import { ChatEventsDocument, ChatMessagesDocument, ChatSessionDocument, SendChatMessageDocument, StopChatTurnDocument, type ChatEventsSubscription, type ChatMessagesQuery, type ImageInput } from '../../gql/graphql';
 import { useAuth } from '../../lib/auth';
 import { GraphQLRequestError } from '../../lib/graphql-client';
+import { saveSlashExchange, withSlashItems } from './slash-history';
 
 /** One line of the transcript; `at` (ISO time) keeps history and replayed events in order. */
 export type ChatItem = { key: string; at: string } & (
@@ -132,7 +133,7 @@ export function useChat() {
           after = m.messages.pageInfo.endCursor ?? null;
         }
         if (!alive) return;
-        setItems(history);
+        setItems(withSlashItems(history, session.id));
         setSessionId(session.id);
       } catch (e) {
         if (alive) setError(e as GraphQLRequestError);
@@ -168,7 +169,13 @@ export function useChat() {
           seen.current.add(local);
           upsert({ kind: 'message', key: `msg:${local}`, at: new Date().toISOString(), role: 'USER', content: images.length ? `${text}\n[${images.length} image${images.length > 1 ? 's' : ''}]` : text });
         }
-        if (r.sendMessage.reply) upsert({ kind: 'message', key: `reply:${local}`, at: new Date().toISOString(), role: 'SYSTEM', content: r.sendMessage.reply });
+        if (r.sendMessage.reply) {
+          const at = new Date().toISOString();
+          const reply: ChatItem = { kind: 'message', key: `reply:${local}`, at, role: 'SYSTEM', content: r.sendMessage.reply };
+          upsert(reply);
+          // A command's exchange is not stored with the conversation: keep it in this browser.
+          if (!r.sendMessage.messageId) saveSlashExchange(r.sendMessage.sessionId, { kind: 'message', key: `msg:${local}`, at, role: 'USER', content: text }, reply);
+        }
         if (r.sendMessage.sessionId !== sessionId) setSessionId(r.sendMessage.sessionId);
         return true;
       } catch (e) {

@@ -1,5 +1,5 @@
 import { useEffect, useState } from 'react';
-import { ArchiveSessionDocument, CompactSessionDocument, ExportSessionDocument, NewSessionDocument, SessionDetailDocument, SessionLiveDocument } from '../../gql/graphql';
+import { ArchiveSessionDocument, CompactSessionDocument, DeleteSessionDocument, ExportSessionDocument, NewSessionDocument, SessionDetailDocument, SessionLiveDocument } from '../../gql/graphql';
 import { useAuth } from '../../lib/auth';
 import { Link, useRouter } from '../../lib/router';
 import { useMutation, useQuery } from '../../lib/use-graphql';
@@ -8,29 +8,31 @@ import { Badge, Card, ConfirmButton, Empty, ErrorBox, PageHeader, QueryView } fr
 
 export function SessionDetail({ id }: { id: string }) {
   const { client } = useAuth();
-  const { navigate } = useRouter();
+  const { navigate, query } = useRouter();
+  const compactedFrom = query.get('compacted');
   const q = useQuery(SessionDetailDocument, { id });
   const [instructions, setInstructions] = useState('');
   const newSession = useMutation(NewSessionDocument);
   const compact = useMutation(CompactSessionDocument);
   const archive = useMutation(ArchiveSessionDocument);
   const exportS = useMutation(ExportSessionDocument);
+  const del = useMutation(DeleteSessionDocument);
   const { refetch } = q;
   // Live transcript: refresh when the session changes.
   useEffect(() => {
     if (!client) return;
     return client.subscribe(SessionLiveDocument, { sessionId: id }, { next: () => void refetch() });
   }, [client, id, refetch]);
-  const error = newSession.error ?? compact.error ?? archive.error ?? exportS.error;
+  const error = newSession.error ?? compact.error ?? archive.error ?? exportS.error ?? del.error;
   return (
     <QueryView q={q}>
       {({ session: s, messages }) => (
         <>
           <PageHeader
-            title={s.key}
+            title={s.title ?? s.key}
             subtitle={
               <>
-                <Link to="/sessions">← Sessions</Link> · {s.channel} · {s.user?.displayName ?? 'no user'} · started {fmtDate(s.startedAt)}
+                <Link to="/sessions">← Sessions</Link> · <span className="mono">{s.key}</span> · {s.channel} · {s.user?.displayName ?? 'no user'} · started {fmtDate(s.startedAt)}
               </>
             }
             actions={
@@ -69,11 +71,27 @@ export function SessionDetail({ id }: { id: string }) {
                     />
                   </>
                 ) : null}
+                <ConfirmButton
+                  danger
+                  label="Delete"
+                  title="Delete this session?"
+                  body="Its messages are deleted for good; memories written from it stay."
+                  confirmLabel="Delete"
+                  onConfirm={async () => {
+                    if (await del.run({ id })) navigate('/sessions');
+                  }}
+                />
               </>
             }
           />
           <div className="stack">
             <ErrorBox error={error} />
+            {compactedFrom && compactedFrom !== id ? (
+              <div className="alert ok" role="status">
+                Compacted: the conversation goes on in this session, which starts from a summary of the earlier one (
+                <Link to={`/sessions/${compactedFrom}`}>the earlier session</Link> is archived).
+              </div>
+            ) : null}
             <div className="grid cols-4">
               {[
                 ['Messages', s.messageCount],
@@ -94,7 +112,7 @@ export function SessionDetail({ id }: { id: string }) {
                   onSubmit={async (e) => {
                     e.preventDefault();
                     const r = await compact.run({ sessionId: id, instructions: instructions.trim() || null });
-                    if (r) navigate(`/sessions/${r.compactSession.id}`);
+                    if (r) navigate(`/sessions/${r.compactSession.id}?compacted=${encodeURIComponent(id)}`);
                   }}
                 >
                   <input style={{ flex: 1 }} aria-label="Compaction instructions" placeholder="Optional: what the summary should focus on" value={instructions} onChange={(e) => setInstructions(e.target.value)} />

@@ -75,9 +75,9 @@ function SessionList() {
                   {d.sessions.edges.map(({ node: s }) => (
                     <tr key={s.id}>
                       <td>
-                        <Link to={`/sessions/${s.id}`}>{s.key}</Link>
+                        <Link to={`/sessions/${s.id}`}>{s.title ?? 'No messages yet'}</Link>
                         <div className="small muted">
-                          {s.channel} · {s.chatKind}
+                          <span className="mono">{s.key}</span> · {s.chatKind}
                         </div>
                       </td>
                       {admin ? <td>{s.user?.displayName ?? '–'}</td> : null}

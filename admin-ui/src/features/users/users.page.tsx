@@ -6,6 +6,7 @@ import { useMutation, useQuery } from '../../lib/use-graphql';
 import { Badge, Card, ConfirmButton, Empty, ErrorBox, PageHeader, QueryView, TableHead } from '../../components/ui';
 import { PairingCard } from './pairing-card';
 import { TokensCard } from './tokens-card';
+import { LinkIdentityButton, RenameUserButton } from './user-actions';
 
 export function UsersPage() {
   const { me } = useAuth();
@@ -15,14 +16,16 @@ export function UsersPage() {
   const deleteUser = useMutation(DeleteUserDocument);
   const [selected, setSelected] = useState<string | null>(null);
   const [name, setName] = useState('');
+  const [newTrust, setNewTrust] = useState<TrustLevel | ''>('');
   const max = me ? maxGrantable(me.trust) : null;
   const grantable = TRUST_ORDER.filter((t) => max && trustAtLeast(max, t));
   const mayChange = (current: TrustLevel) => !!max && trustAtLeast(max, current);
   const owner = me?.trust === 'OWNER';
   const add = async (e: FormEvent) => {
     e.preventDefault();
-    if (name.trim() && (await createUser.run({ input: { displayName: name.trim() } }))) {
+    if (name.trim() && (await createUser.run({ input: { displayName: name.trim(), trust: newTrust || null } }))) {
       setName('');
+      setNewTrust('');
       await q.refetch();
     }
   };
@@ -36,6 +39,12 @@ export function UsersPage() {
           actions={
             <form className="row" onSubmit={add}>
               <input aria-label="New user's name" placeholder="Name" value={name} onChange={(e) => setName(e.target.value)} />
+              <select aria-label="New user's trust" value={newTrust} onChange={(e) => setNewTrust(e.target.value as TrustLevel | '')}>
+                <option value="">Default trust</option>
+                {grantable.map((t) => (
+                  <option key={t}>{t}</option>
+                ))}
+              </select>
               <button type="submit" disabled={createUser.busy}>
                 Add user
               </button>
@@ -43,7 +52,7 @@ export function UsersPage() {
           }
         >
           <ErrorBox error={setTrust.error ?? createUser.error ?? deleteUser.error} />
-          <QueryView q={q} empty={(d) => (d.users.edges.length ? null : <Empty title="No users" />)}>
+          <QueryView q={q} empty={(d) => (d.users.edges.length ? null : <Empty title="No users">Add one with “Add user”, or approve a pairing request.</Empty>)}>
             {(d) => (
               <div className="table-wrap">
                 <table aria-label="Users">
@@ -82,6 +91,8 @@ export function UsersPage() {
                             <button className="small" aria-pressed={selected === u.id} onClick={() => setSelected(selected === u.id ? null : u.id)}>
                               Tokens
                             </button>
+                            {u.id === me?.id || (mayChange(u.trust) && u.id !== me?.id) ? <RenameUserButton user={u} onDone={() => void q.refetch()} /> : null}
+                            {mayChange(u.trust) || owner ? <LinkIdentityButton user={u} onDone={() => void q.refetch()} /> : null}
                             {owner && u.id !== me?.id ? (
                               <ConfirmButton
                                 danger
