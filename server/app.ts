@@ -244,6 +244,7 @@ export class App {
         skills: { service: chat.skills.service, syncCommands: chat.skills.syncCommands },
         jobProgress: chat.jobProgress,
         webhooks: chat.webhooks.service,
+        selfLink: chat.selfLink,
         documents: chat.documents?.service ?? null,
         providerHealth: chat.providerHealth,
         memoryReindex: chat.memoryReindex,

@@ -57,6 +57,14 @@ export interface Deduper {
   seen(key: string): Promise<boolean>;
 }
 
+/** Port: `/link CODE` from a platform sender (known or not) links their handle to the code's user. */
+export interface SelfLinker {
+  /** True when the text is a `/link` command this step answers. */
+  matches(text: string): boolean;
+  /** Links (or refuses) and returns the answer for the sender. */
+  redeem(ctx: Ctx, req: { channel: string; chatKind: 'dm' | 'group'; handle: string; displayName?: string | null; text: string }): Promise<string>;
+}
+
 export interface InboundPipelineDeps {
   dedupe: Deduper;
   users: UserService;
@@ -71,6 +79,8 @@ export interface InboundPipelineDeps {
   logger: Logger;
   /** Session resets (`session.daily_reset_hour`, `session.idle_minutes`); none when omitted. */
   expiry?: SessionExpiry;
+  /** `/link CODE` on platform channels, answered before the unknown-sender policy; off when omitted. */
+  linker?: SelfLinker;
   /** Voice notes: checked, stashed and queued for transcription; without it they are refused. */
   voice?: Pick<VoiceNoteService, 'accept'>;
 }
@@ -85,6 +95,7 @@ export class InboundPipeline {
   constructor(private readonly deps: InboundPipelineDeps) {
     const steps: Array<Middleware<InboundContext>> = [
       (c, next) => this.dedupe(c, next),
+      (c, next) => this.link(c, next),
       (c, next) => this.identify(c, next),
       (c, next) => this.gate(c, next),
       (c, next) => this.resolveSession(c, next),
@@ -153,6 +164,15 @@ export class InboundPipeline {
       return;
     }
     await next();
+  }
+
+  /** `/link CODE` from a platform chat: answered here, whoever the sender is, and never stored or sent to the model. */
+  private async link(c: InboundContext, next: () => Promise<void>): Promise<void> {
+    const { message } = c;
+    const linker = this.deps.linker;
+    if (!linker || message.sessionKey || !linker.matches(message.text ?? '')) return next();
+    c.replies.push(await linker.redeem(c.ctx, { channel: message.channel, chatKind: message.chatKind, handle: message.sender.handle, displayName: message.sender.displayName ?? null, text: message.text ?? '' }));
+    c.dropped = 'link command';
   }
 
   private async identify(c: InboundContext, next: () => Promise<void>): Promise<void> {

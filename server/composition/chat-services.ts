@@ -60,6 +60,8 @@ import { DocumentLayer } from './document-layer';
 import { createToolLayer, type ToolLayer } from './tool-layer';
 import { createChannelTransports } from './channel-transports';
 import { createInboundPipeline } from './inbound-layer';
+import { IdentityLinkService } from '../modules/linking';
+import { RedisLinkCodes } from '../redis/redis-link-codes';
 import { createBeatLayer, type BeatLayer } from './beat-layer';
 import { registerBeatCommands, type ResultChannels } from '../modules/beats';
 import { createVoiceLayer, type VoiceLayer } from './voice-layer';
@@ -138,6 +140,8 @@ export interface ChatServices {
   voice: VoiceLayer;
   /** `jobProgress(jobId)`: updates of background jobs started through the API (skill syncs, document ingestion). */
   jobProgress: JobProgressService;
+  /** Linking a Telegram or WhatsApp handle by its user: codes for the console, `/link CODE` in chat. */
+  selfLink: IdentityLinkService;
   /** Providers & models: probes, recent latency and errors, test calls. */
   providerHealth: ProviderHealthService;
   /** `reindexMemories`: queues a re-index of the memory search index. */
@@ -305,7 +309,8 @@ export async function buildChatServices(deps: ChatDeps): Promise<ChatServices> {
   registerPairingCommands(commands, { pairing, users: deps.users });
   registerBeatCommands(commands, beats.beats);
   voice.registerCommands(commands);
-  const { pipeline, policies } = createInboundPipeline({ config, logger, db, redis: main, users: deps.users, pairing, lifecycle, rotation, turns, commands, events, notices: delivery, clock, voice: voice.notes });
+  const selfLink = new IdentityLinkService({ users: deps.users, audit: deps.audit, store: new RedisLinkCodes(main, prefix), clock });
+  const { pipeline, policies } = createInboundPipeline({ config, logger, db, redis: main, users: deps.users, pairing, lifecycle, rotation, turns, commands, events, notices: delivery, clock, voice: voice.notes, linker: selfLink });
   const web = new WebChannel(pipeline, deps.users, deps.sessions, (channel) => config.channels[channel].enabled, () => redis.unreachable());
   const api = new ApiChannel({
     db,
@@ -365,6 +370,7 @@ export async function buildChatServices(deps: ChatDeps): Promise<ChatServices> {
     outbound,
     voice,
     jobProgress: new JobProgressService(jobProgressSource, documents ? [(ctx, jobId) => documents.service.ownsJob(ctx, jobId)] : []),
+    selfLink,
     providerHealth: new ProviderHealthService(router, callLog),
     memoryReindex: new MemoryReindexCommands(reindexJobs),
     setPolicy: (channel, policy) => void policies.set(channel, policy),

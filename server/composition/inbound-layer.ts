@@ -4,7 +4,7 @@ import type { Clock } from '../common/clock';
 import type { Logger } from '../common/logger';
 import type { Db } from '../persistence/db';
 import { ChannelDirectReplier } from '../channels/direct-replier';
-import { InboundPipeline, REFUSE_UNKNOWN, type Deduper, type SenderPolicy } from '../channels/inbound-pipeline';
+import { InboundPipeline, REFUSE_UNKNOWN, type Deduper, type SelfLinker, type SenderPolicy } from '../channels/inbound-pipeline';
 import type { SlashCommandService } from '../modules/commands';
 import type { SessionRotation, TurnService } from '../modules/conversation';
 import type { NoticeSender, SessionEventPublisher } from '../modules/events';
@@ -28,6 +28,8 @@ export interface InboundLayerDeps {
   events: SessionEventPublisher;
   notices: NoticeSender;
   clock: Clock;
+  /** `/link CODE` from Telegram and WhatsApp senders. */
+  linker?: SelfLinker;
   /** Voice notes; refused with a message when omitted. */
   voice?: VoiceNoteService;
 }
@@ -52,6 +54,7 @@ export function createInboundPipeline(deps: InboundLayerDeps): { pipeline: Inbou
     dmScope: () => config.session.dm_scope,
     replier: new ChannelDirectReplier(deps.notices),
     logger: deps.logger.child({ module: 'inbound' }),
+    linker: deps.linker,
     voice: deps.voice,
     expiry: new SessionExpiryService(deps.rotation, () => ({ dailyResetHour: config.session.daily_reset_hour, timeZone: config.session.reset_timezone, idleMinutes: config.session.idle_minutes }), deps.clock),
   });

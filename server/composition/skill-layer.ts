@@ -33,7 +33,7 @@ export class SkillLayer {
   constructor(private readonly deps: SkillLayerDeps) {
     const { config, db } = deps;
     this.sync = new SkillSyncService(db, path.resolve(config.skills.dir));
-    this.service = new SkillService(db, deps.audit, deps.plugins);
+    this.service = new SkillService(db, deps.audit, deps.plugins, { dir: config.skills.dir });
     this.next = new RedisNextTurnSkills(deps.redis, config.redis.prefix);
     this.prompter = new SkillPrompter(this.service, this.next, { mode: () => config.skills.mode, maxChars: () => config.skills.max_chars });
     this.syncCommands = new SkillSyncCommands(deps.jobs);

@@ -16,6 +16,7 @@ import type { JobProgressService, QueueService } from '../modules/queues';
 import type { SkillService, SkillSyncCommands } from '../modules/skills';
 import type { WebhookService } from '../modules/webhooks';
 import type { McpService } from '../modules/mcp';
+import type { IdentityLinkService } from '../modules/linking';
 import type { SessionMaintenanceService, SessionService } from '../modules/sessions';
 import type { CompactionService } from '../modules/summarizer';
 import type { ToolApprovalService, ToolRegistry } from '../modules/tools';
@@ -34,6 +35,7 @@ import { QueueResolver } from './resolvers/queue.resolver';
 import { SkillResolver } from './resolvers/skill.resolver';
 import { WebhookResolver } from './resolvers/webhook.resolver';
 import { McpResolver } from './resolvers/mcp.resolver';
+import { SelfLinkResolver } from './resolvers/self-link.resolver';
 import { DocumentResolver } from './resolvers/document.resolver';
 import { ModelResolver } from './resolvers/model.resolver';
 import { ServerInfoResolver, type ServerInfoSource } from './resolvers/server-info.resolver';
@@ -87,6 +89,7 @@ export interface ApiServices {
     skills: { service: SkillService; syncCommands: SkillSyncCommands };
     jobProgress: JobProgressService;
     webhooks: WebhookService;
+    selfLink: IdentityLinkService;
     /** Documents (the `ingest` queue needs Redis). */
     documents: DocumentService | null;
     providerHealth: ProviderHealthService;
@@ -116,6 +119,7 @@ export function createResolverRegistry(s: ApiServices, maxPageSize: number): Res
     registry.set(BeatResolver, new BeatResolver(chat.beats, chat.beatRunner, maxPageSize));
     registry.set(SkillResolver, new SkillResolver(chat.skills.service, chat.skills.syncCommands));
     registry.set(WebhookResolver, new WebhookResolver(chat.webhooks));
+    registry.set(SelfLinkResolver, new SelfLinkResolver(chat.selfLink));
     if (chat.documents) registry.set(DocumentResolver, new DocumentResolver(chat.documents, maxPageSize));
   }
   if (s.queues) registry.set(QueueResolver, new QueueResolver(s.queues));

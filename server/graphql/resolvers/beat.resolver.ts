@@ -1,12 +1,26 @@
-import { Arg, Args, Authorized, Ctx as GqlCtx, Field, FieldResolver, ID, InputType, Mutation, Query, Resolver, Root, Subscription } from 'type-graphql';
+import DataLoader from 'dataloader';
+import { Arg, Args, Authorized, Ctx as GqlCtx, Field, FieldResolver, ID, InputType, Mutation, ObjectType, Query, Resolver, Root, Subscription } from 'type-graphql';
 import { Length, MaxLength } from 'class-validator';
 import { TrustLevel } from '../../common/trust';
 import { toPageArgs } from '../../common/pagination';
-import { Beat, BeatKind, BeatRun, type BeatRunEvent, type BeatPatch, type BeatRunner, type BeatService } from '../../modules/beats';
+import { Beat, BeatKind, BeatRun, type BeatRunEvent, type BeatPatch, type BeatRunner, type BeatService, type CronPreview as CronPreviewShape } from '../../modules/beats';
+import { User } from '../../modules/users';
 import { Connection, ConnectionArgs, toConnection, type ConnectionShape } from '../connection';
 import type { GraphQLContext } from '../context';
 
 const BeatRunConnection = Connection(BeatRun);
+
+@ObjectType({ description: 'What a cron expression would do: whether it is accepted (and why not), in words, and the next runs.' })
+class CronPreview implements CronPreviewShape {
+  @Field() valid!: boolean;
+  @Field(() => String, { nullable: true, description: 'Why the expression is refused and how to write it; null when valid.' }) error!: string | null;
+  @Field(() => String, { nullable: true, description: 'The schedule in words, e.g. "At 07:00, Monday through Friday".' }) description!: string | null;
+  @Field({ description: 'The time zone the runs are computed in.' }) timezone!: string;
+  @Field(() => [Date]) nextRuns!: Date[];
+}
+
+/** One batch of "last run" look-ups per request (the beats list asks for each beat). */
+const lastRunLoaders = new WeakMap<object, DataLoader<string, BeatRun | null>>();
 
 @InputType({ description: 'A new beat: a reminder or a task, on a cron schedule (with time zone) or once at a time.' })
 class CreateBeatInput {
@@ -118,6 +132,33 @@ export class BeatResolver {
   @Query(() => BeatRunConnection, { description: 'Runs of a beat, newest first.' })
   async beatRuns(@Arg('beatId', () => ID) beatId: string, @Args() { first, after }: ConnectionArgs, @GqlCtx() { ctx }: GraphQLContext): Promise<ConnectionShape<BeatRun>> {
     return toConnection(await this.beatService.runs(ctx, beatId, toPageArgs(first, after, this.maxPageSize)));
+  }
+
+  @Authorized(TrustLevel.MEMBER)
+  @Query(() => CronPreview, { description: 'Checks a cron expression as createBeat would (below ADMIN also the frequency floor) and previews its next runs in the time zone (default beats.timezone).' })
+  cronPreview(
+    @Arg('cron') cron: string,
+    @Arg('timezone', () => String, { nullable: true }) timezone: string | null,
+    @GqlCtx() { ctx }: GraphQLContext,
+  ): CronPreview {
+    return Object.assign(new CronPreview(), this.beatService.previewCron(ctx, cron.slice(0, 200), timezone ? timezone.slice(0, 64) : null));
+  }
+
+  @FieldResolver(() => String, { description: 'The schedule in words ("At 07:00, Monday through Friday", or the one-shot time).' })
+  schedule(@Root() beat: Beat): string {
+    return this.beatService.schedule(beat);
+  }
+
+  @FieldResolver(() => BeatRun, { nullable: true, description: 'The newest run; null when it never ran.' })
+  lastRun(@Root() beat: Beat, @GqlCtx() context: GraphQLContext): Promise<BeatRun | null> {
+    let loader = lastRunLoaders.get(context);
+    if (!loader) lastRunLoaders.set(context, (loader = new DataLoader((ids) => this.beatService.lastRuns(context.ctx, ids))));
+    return loader.load(beat.id);
+  }
+
+  @FieldResolver(() => User, { nullable: true, description: 'The owner (null for managed beats without one).' })
+  owner(@Root() beat: Beat, @GqlCtx() { loaders }: GraphQLContext): Promise<User | null> {
+    return beat.userId ? loaders.userById.load(beat.userId) : Promise.resolve(null);
   }
 
   @FieldResolver(() => [Date], { description: 'The next 5 run times (empty when disabled or done).' })

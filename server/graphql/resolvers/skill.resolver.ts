@@ -1,4 +1,4 @@
-import { Arg, Authorized, Ctx as GqlCtx, Field, Float, ID, Mutation, ObjectType, Query, Resolver, Root, Subscription } from 'type-graphql';
+import { Arg, Authorized, Ctx as GqlCtx, Field, FieldResolver, Float, ID, Mutation, ObjectType, Query, Resolver, Root, Subscription } from 'type-graphql';
 import { GraphQLJSON } from 'graphql-scalars';
 import { TrustLevel } from '../../common/trust';
 import { JobState, type JobProgressUpdate } from '../../modules/queues';
@@ -23,7 +23,7 @@ class JobProgress implements JobProgressUpdate {
 }
 
 /** Skills synced from the skills folder: list, switch on/off, sync now (ADMIN and above). */
-@Resolver()
+@Resolver(() => LearnedSkill)
 export class SkillResolver {
   constructor(
     private readonly service: SkillService,
@@ -34,6 +34,11 @@ export class SkillResolver {
   @Query(() => [LearnedSkill], { description: 'Every synced skill, by name. What a sender may use: /skills in chat.' })
   skills(@GqlCtx() { ctx }: GraphQLContext): Promise<LearnedSkill[]> {
     return this.service.list(ctx);
+  }
+
+  @FieldResolver(() => String, { description: 'The file the skill comes from: <skills.dir>/<name>/SKILL.md.' })
+  sourceFile(@Root() skill: LearnedSkill): string {
+    return this.service.sourceFile(skill);
   }
 
   @Authorized(TrustLevel.ADMIN)

@@ -1,6 +1,6 @@
-import { Arg, Authorized, Ctx as GqlCtx, Field, ID, InputType, Mutation, ObjectType, Query, Resolver } from 'type-graphql';
+import { Arg, Authorized, Ctx as GqlCtx, Field, FieldResolver, ID, InputType, Int, Mutation, ObjectType, Query, Resolver, Root } from 'type-graphql';
 import { TrustLevel } from '../../common/trust';
-import { Webhook, WebhookService } from '../../modules/webhooks';
+import { Webhook, WebhookDelivery, WebhookService } from '../../modules/webhooks';
 import type { GraphQLContext } from '../context';
 
 @InputType({ description: 'A new webhook. Without a target the result goes to the owner\'s principal chat.' })
@@ -28,8 +28,8 @@ class CreatedWebhook {
   @Field({ description: 'Where to POST, relative to the server: /hooks/<name>.' }) path!: string;
 }
 
-/** Webhooks (ADMIN and above): list, create (secret shown once), delete. */
-@Resolver()
+/** Webhooks (ADMIN and above): list with deliveries, create (secret shown once), enable/disable, rotate, delete. */
+@Resolver(() => Webhook)
 export class WebhookResolver {
   constructor(private readonly service: WebhookService) {}
 
@@ -43,6 +43,25 @@ export class WebhookResolver {
   @Mutation(() => CreatedWebhook)
   async createWebhook(@Arg('input', () => CreateWebhookInput) input: CreateWebhookInput, @GqlCtx() { ctx }: GraphQLContext): Promise<CreatedWebhook> {
     const { webhook, secret } = await this.service.create(ctx, input);
+    return Object.assign(new CreatedWebhook(), { webhook, secret, path: `/hooks/${webhook.name}` });
+  }
+
+  @Authorized(TrustLevel.ADMIN)
+  @FieldResolver(() => [WebhookDelivery], { description: 'The newest accepted calls (at most 50), newest first, with the turn each started.' })
+  deliveries(@Root() hook: Webhook, @Arg('first', () => Int, { defaultValue: 10 }) first: number, @GqlCtx() { ctx }: GraphQLContext): Promise<WebhookDelivery[]> {
+    return this.service.deliveries(ctx, hook, first);
+  }
+
+  @Authorized(TrustLevel.ADMIN)
+  @Mutation(() => Webhook, { description: 'Switches a webhook off (its calls get 401) or on again (audited).' })
+  setWebhookEnabled(@Arg('name') name: string, @Arg('enabled') enabled: boolean, @GqlCtx() { ctx }: GraphQLContext): Promise<Webhook> {
+    return this.service.setEnabled(ctx, name, enabled);
+  }
+
+  @Authorized(TrustLevel.ADMIN)
+  @Mutation(() => CreatedWebhook, { description: 'Gives a webhook a new secret, shown only in this answer; the old secret stops working at once (audited).' })
+  async rotateWebhookSecret(@Arg('name') name: string, @GqlCtx() { ctx }: GraphQLContext): Promise<CreatedWebhook> {
+    const { webhook, secret } = await this.service.rotateSecret(ctx, name);
     return Object.assign(new CreatedWebhook(), { webhook, secret, path: `/hooks/${webhook.name}` });
   }
 

@@ -1,4 +1,5 @@
 import { CronExpressionParser } from 'cron-parser';
+import cronstrue from 'cronstrue';
 import { UserInputError } from '../../common/errors';
 import { isTimeZone } from '../../common/time-zone';
 
@@ -84,5 +85,14 @@ export function checkAt(at: Date, now: Date): void {
   if (Number.isNaN(at.getTime())) throw new UserInputError('Invalid one-shot time: give an ISO date-time such as "2030-01-31T07:00:00Z".', 'at');
   if (at.getTime() <= now.getTime()) {
     throw new UserInputError(`The one-shot time ${at.toISOString()} has passed; give a time in the future (ISO, e.g. "2030-01-31T07:00:00Z").`, 'at');
+  }
+}
+
+/** A cron expression in words ("At 07:00, Monday through Friday"); the expression itself when it cannot be read. */
+export function describeCron(cron: string): string {
+  try {
+    return cronstrue.toString(cron, { use24HourTimeFormat: true, throwExceptionOnParseError: true, verbose: false });
+  } catch {
+    return cron;
   }
 }

@@ -9,7 +9,7 @@ import type { Db } from '../../persistence/db';
 import { findPage } from '../../persistence/paginate';
 import { CHANNELS, type UserService } from '../users';
 import { BeatRun } from './beat-run.entity';
-import { checkAt, checkCron, checkFrequency, checkTimeZone, previewRuns } from './beat-schedule';
+import { checkAt, checkCron, checkFrequency, checkTimeZone, describeCron, previewRuns } from './beat-schedule';
 import { Beat } from './beat.entity';
 import type { BeatScheduler } from './beat.ports';
 import { BeatKind } from './beat.types';
@@ -30,6 +30,17 @@ export interface BeatInput {
 
 /** Changes to a beat; absent fields stay. Setting `cron` clears `at` and the other way round. */
 export type BeatPatch = Partial<Omit<BeatInput, 'userId'>>;
+
+/** What a cron expression would do (the console's preview): valid or why not, in words, the next runs. */
+export interface CronPreview {
+  valid: boolean;
+  /** Why the expression cannot be used, and how to write it; null when valid. */
+  error: string | null;
+  /** The schedule in words; null when invalid. */
+  description: string | null;
+  timezone: string;
+  nextRuns: Date[];
+}
 
 export interface BeatServiceOptions {
   /** `beats.min_interval_minutes`: shortest schedule below ADMIN. */
@@ -87,6 +98,43 @@ export class BeatService {
   preview(beat: Pick<Beat, 'cron' | 'timezone' | 'at' | 'enabled'>, count = 5): Date[] {
     if (!beat.enabled) return [];
     return previewRuns(beat, this.clock.now(), count);
+  }
+
+  /**
+   * Checks a cron expression the way create and update do (syntax, time zone, and below ADMIN the
+   * frequency floor) and returns the next `count` runs in its time zone, or the reason it is refused.
+   */
+  previewCron(ctx: Ctx, cron: string, timezone: string | null, count = 5): CronPreview {
+    access.requireTrust(ctx, TrustLevel.MEMBER, 'beats');
+    const tz = timezone?.trim() || this.options.defaultTimezone;
+    try {
+      const expr = checkCron(cron, tz);
+      const now = this.clock.now();
+      if (!access.seesEveryone(ctx)) checkFrequency(expr, tz, this.options.minIntervalMinutes, now);
+      return { valid: true, error: null, description: describeCron(expr), timezone: tz, nextRuns: previewRuns({ cron: expr, timezone: tz, at: null }, now, Math.min(Math.max(count, 1), 20)) };
+    } catch (err) {
+      if (err instanceof UserInputError) return { valid: false, error: err.message, description: null, timezone: tz, nextRuns: [] };
+      throw err;
+    }
+  }
+
+  /** A beat's schedule in words: the cron read aloud, or the one-shot time. */
+  schedule(beat: Pick<Beat, 'cron' | 'at' | 'timezone'>): string {
+    if (beat.cron) return describeCron(beat.cron);
+    return beat.at ? `Once, at ${beat.at.toISOString()}` : 'Never';
+  }
+
+  /** The newest run of each beat (none for beats that never ran), for the given visible beats. */
+  async lastRuns(ctx: Ctx, beatIds: readonly string[]): Promise<Array<BeatRun | null>> {
+    if (!beatIds.length) return [];
+    const rows = await this.deps.db
+      .repo(ctx, BeatRun)
+      .createQueryBuilder('r')
+      .where('r.beatId IN (:...ids)', { ids: [...beatIds] })
+      .andWhere((qb) => `r.createdAt = ${qb.subQuery().select('MAX(l.createdAt)').from(BeatRun, 'l').where('l.beatId = r.beatId').getQuery()}`)
+      .getMany();
+    const byBeat = new Map(rows.map((r) => [r.beatId, r]));
+    return beatIds.map((id) => byBeat.get(id) ?? null);
   }
 
   async create(ctx: Ctx, input: BeatInput): Promise<Beat> {

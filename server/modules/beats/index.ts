@@ -1,13 +1,13 @@
 export { Beat } from './beat.entity';
 export { BeatRun } from './beat-run.entity';
 export { BeatKind, BeatRunStatus, BeatTrigger, NATIVE_BEATS, beatSessionKey } from './beat.types';
-export { BeatService, type BeatInput, type BeatPatch, type BeatServiceOptions } from './beat.service';
+export { BeatService, type CronPreview, type BeatInput, type BeatPatch, type BeatServiceOptions } from './beat.service';
 export { BeatSync, type BeatSyncOptions, type BeatSyncResult } from './beat-sync';
 export { BeatRunner, type BeatRunnerDeps, type BeatRunnerOptions } from './beat-runner';
 export { BeatTurns, BEAT_TOOL_NAMES, HEARTBEAT_TURN } from './beat-turns';
 export { createBeatTools, describeBeat } from './beat-tools';
 export { registerBeatCommands } from './beat-commands';
 export { readDefaultBeats, type DefaultBeat, type DefaultBeatsFile } from './beat-defaults';
-export { checkCron, checkFrequency, checkTimeZone, nextCronRuns, previewRuns } from './beat-schedule';
+export { checkCron, checkFrequency, checkTimeZone, describeCron, nextCronRuns, previewRuns } from './beat-schedule';
 export { NO_FEED, type BeatRunEvent, type BeatRunFeed, type BeatScheduler, type BeatScheduleSpec, type BeatTaskResult, type BeatTaskRunner } from './beat.ports';
 export { ResultDelivery, type ResultChannels, type ResultDeliveryRequest, type ResultTarget } from './result-delivery';

@@ -39,4 +39,12 @@ export class LearnedSkill extends BaseRecord {
 
   @Column({ type: 'varchar', length: 64 })
   contentHash!: string;
+
+  @Field(() => Date, { nullable: true, description: 'When a sync last read the file (null before the first sync that saw it).' })
+  @Column({ type: Date, nullable: true })
+  syncedAt!: Date | null;
+
+  @Field(() => String, { nullable: true, description: 'Why the file did not parse at the last sync (its last good version stays in use); null when it parsed.' })
+  @Column({ type: 'text', nullable: true })
+  syncError!: string | null;
 }

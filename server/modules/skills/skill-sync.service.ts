@@ -1,6 +1,7 @@
 import { lstat, readdir, readFile } from 'node:fs/promises';
 import path from 'node:path';
 import type { Ctx } from '../../common/ctx';
+import { In } from 'typeorm';
 import type { Db } from '../../persistence/db';
 import { LearnedSkill } from './learned-skill.entity';
 import { MAX_SKILL_BYTES, parseSkillFile, SkillFileError, type SkillDefinition } from './skill-file';
@@ -69,6 +70,8 @@ export class SkillSyncService {
     }
     for (const p of problems) ctx.logger.warn({ skill: p.folder }, `skill not loaded — ${p.message}`);
     const report: SkillSyncReport = { added: [], updated: [], removed: [], unchanged: 0, problems };
+    const syncedAt = new Date();
+    const problemOf = new Map(problems.map((p) => [p.folder, p.message]));
     await this.db.withTransaction(ctx, async (tx) => {
       const repo = this.db.repo(tx, LearnedSkill);
       const rows = new Map((await repo.find()).map((r) => [r.name, r]));
@@ -79,9 +82,13 @@ export class SkillSyncService {
           continue;
         }
         const { name, description, readWhen, minTrust, channels, body, contentHash } = def;
-        await repo.save(Object.assign(row ?? repo.create({ enabled: true }), { name, description, readWhen, minTrust, channels, body, contentHash }));
+        await repo.save(Object.assign(row ?? repo.create({ enabled: true }), { name, description, readWhen, minTrust, channels, body, contentHash, syncedAt, syncError: null }));
         (row ? report.updated : report.added).push(def.name);
       }
+      // The time of this sync on every skill it read, and the parse error on those whose file broke.
+      const unchanged = [...found.values()].filter((d) => rows.get(d.name)?.contentHash === d.contentHash).map((d) => d.name);
+      if (unchanged.length) await repo.update({ name: In(unchanged) }, { syncedAt, syncError: null });
+      for (const [folder, message] of problemOf) if (rows.has(folder)) await repo.update({ name: folder }, { syncedAt, syncError: message });
       for (const row of rows.values()) {
         if (found.has(row.name) || broken.has(row.name)) continue;
         await repo.delete({ id: row.id });

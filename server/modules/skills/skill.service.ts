@@ -1,3 +1,4 @@
+import path from 'node:path';
 import type { Ctx } from '../../common/ctx';
 import { access } from '../../common/access';
 import { NotFoundError } from '../../common/errors';
@@ -23,7 +24,13 @@ export class SkillService {
     private readonly db: Db,
     private readonly audit: AuditService,
     private readonly plugins: PluginSettingService,
+    private readonly options: { /** `skills.dir` as configured, for showing where a skill's file is. */ dir?: string } = {},
   ) {}
+
+  /** Where the skill's file is: `<skills.dir>/<name>/SKILL.md`. */
+  sourceFile(skill: Pick<LearnedSkill, 'name'>): string {
+    return path.join(this.options.dir ?? 'plugins/skills', skill.name, 'SKILL.md');
+  }
 
   /** Every skill, by name (ADMIN and above). */
   list(ctx: Ctx): Promise<LearnedSkill[]> {

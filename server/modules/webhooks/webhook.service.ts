@@ -4,9 +4,11 @@ import { ConflictError, ForbiddenError, NotFoundError, UserInputError } from '..
 import { TrustLevel, trustAtLeast } from '../../common/trust';
 import type { Db } from '../../persistence/db';
 import type { AuditService } from '../audit';
+import { Message, MessageRole, Session } from '../sessions';
 import { CHANNELS, type UserService } from '../users';
 import { Webhook } from './webhook.entity';
 import { generateWebhookSecret, hashWebhookSecret } from './webhook-secret';
+import { WebhookDelivery } from './webhook-delivery';
 
 /** Webhook names: the last part of `/hooks/<name>`. */
 export const WEBHOOK_NAME = /^[a-z0-9][a-z0-9_-]{0,63}$/;
@@ -22,7 +24,10 @@ export interface CreateWebhookInput {
   targetChatId?: string | null;
 }
 
-/** Webhooks for ADMINs and above: list, create (the secret is returned once) and delete, audited. */
+/**
+ * Webhooks for ADMINs and above: list with their recent deliveries, create (the secret is returned once),
+ * switch off and on, rotate the secret and delete, audited.
+ */
 export class WebhookService {
   constructor(
     private readonly db: Db,
@@ -62,6 +67,53 @@ export class WebhookService {
       return saved;
     });
     return { webhook, secret };
+  }
+
+  /** Switches a webhook off (calls get 401, like an unknown name) or on again. */
+  async setEnabled(ctx: Ctx, name: string, enabled: boolean): Promise<Webhook> {
+    access.requireTrust(ctx, TrustLevel.ADMIN, 'webhooks');
+    return this.db.withTransaction(ctx, async (tx) => {
+      const repo = this.db.repo(tx, Webhook);
+      const hook = await repo.findOneBy({ name });
+      if (!hook) throw new NotFoundError('Webhook', name);
+      if (hook.enabled === enabled) return hook;
+      hook.enabled = enabled;
+      const saved = await repo.save(hook);
+      await this.audit.record(tx, enabled ? 'webhook.enable' : 'webhook.disable', { type: 'Webhook', id: hook.id }, { name });
+      return saved;
+    });
+  }
+
+  /** A new secret for a webhook (returned once); the old one stops working at once. */
+  async rotateSecret(ctx: Ctx, name: string): Promise<{ webhook: Webhook; secret: string }> {
+    access.requireTrust(ctx, TrustLevel.ADMIN, 'webhooks');
+    const secret = generateWebhookSecret();
+    const webhook = await this.db.withTransaction(ctx, async (tx) => {
+      const repo = this.db.repo(tx, Webhook);
+      const hook = await repo.findOneBy({ name });
+      if (!hook) throw new NotFoundError('Webhook', name);
+      hook.secretHash = hashWebhookSecret(secret);
+      const saved = await repo.save(hook);
+      await this.audit.record(tx, 'webhook.rotate_secret', { type: 'Webhook', id: hook.id }, { name });
+      return saved;
+    });
+    return { webhook, secret };
+  }
+
+  /** The newest accepted calls of a webhook (from its hook:<name> sessions, archived ones too), newest first. */
+  async deliveries(ctx: Ctx, hook: Pick<Webhook, 'name'>, limit = 10): Promise<WebhookDelivery[]> {
+    access.requireTrust(ctx, TrustLevel.ADMIN, 'webhooks');
+    const rows = await this.db
+      .repo(ctx, Message)
+      .createQueryBuilder('m')
+      .innerJoin(Session, 's', 's.id = m.sessionId')
+      .where('s.key = :key', { key: `hook:${hook.name}` })
+      .andWhere('m.role = :role', { role: MessageRole.USER })
+      .orderBy('m.createdAt', 'DESC')
+      .addOrderBy('m.id', 'DESC')
+      .limit(Math.min(Math.max(limit, 1), 50))
+      .getMany();
+    return rows.map((m) => Object.assign(new WebhookDelivery(), { id: m.id, receivedAt: m.createdAt, status: m.status, turnId: m.turnId, sessionId: m.sessionId }));
   }
 
   async delete(ctx: Ctx, name: string): Promise<boolean> {

@@ -244,7 +244,7 @@ describe('admin console in a browser', () => {
     await page.getByRole('button', { name: /Menu/ }).waitFor();
     await screenshotBoth(page, 'chat-phone');
     await page.setViewportSize({ width: 1280, height: 800 });
-  });
+  }, 120_000);
 
   it('a MEMBER sees only their own pages and data; admin pages and other users\' data are refused (UI and GraphQL)', async () => {
     const ownerSession = (await send(owner, '/whoami')).sessionId;
@@ -257,7 +257,7 @@ describe('admin console in a browser', () => {
       // Members land on their chat; the nav has no admin pages.
       await mpage.getByRole('heading', { name: 'Chat' }).waitFor();
       const nav = mpage.getByRole('navigation', { name: 'Main' });
-      expect(await nav.getByRole('link').allTextContents()).toEqual(['Chat', 'Sessions', 'Memories']);
+      expect(await nav.getByRole('link').allTextContents()).toEqual(['Chat', 'Sessions', 'Memories', 'Beats', 'Account']);
       await mpage.goto(`${t.url}/admin/users`);
       await mpage.getByText('Users & trust needs ADMIN trust or higher').waitFor();
       await screenshotBoth(mpage, 'member-forbidden');

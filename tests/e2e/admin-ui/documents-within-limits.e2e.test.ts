@@ -14,7 +14,7 @@ describe('admin UI documents within the GraphQL limits', () => {
 
   it('no query of the UI is refused by validation', async () => {
     const owner = t.client(t.ownerToken);
-    const variables = { from: new Date(0).toISOString(), to: new Date().toISOString(), groupBy: 'DAY', state: 'FAILED', key: 'web:none', query: 'anything', id: 'none', sessionId: 'none' };
+    const variables = { from: new Date(0).toISOString(), to: new Date().toISOString(), groupBy: 'DAY', state: 'FAILED', key: 'web:none', query: 'anything', id: 'none', sessionId: 'none', beatId: 'none', cron: '0 7 * * *', fresh: false };
     const queries = Object.entries(documents).filter(([name, doc]) => name.endsWith('Document') && JSON.stringify(doc).includes('"operation":"query"'));
     expect(queries.length).toBeGreaterThan(10);
     for (const [name, doc] of queries) {

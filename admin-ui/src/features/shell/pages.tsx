@@ -10,6 +10,10 @@ import { ToolsPage } from '../tools/tools.page';
 import { QueuesPage } from '../queues/queues.page';
 import { UsagePage } from '../usage/usage.page';
 import { AuditPage } from '../audit/audit.page';
+import { BeatsPage } from '../beats/beats.page';
+import { SkillsPage } from '../skills/skills.page';
+import { WebhooksPage } from '../webhooks/webhooks.page';
+import { AccountPage } from '../account/account.page';
 import { ModelsPage } from '../models/models.page';
 
 export interface PageDef {
@@ -26,10 +30,14 @@ export const PAGES: PageDef[] = [
   { path: '/chat', title: 'Chat', minTrust: 'MEMBER', section: 'Assistant', component: ChatPage },
   { path: '/sessions', title: 'Sessions', minTrust: 'MEMBER', section: 'Assistant', component: SessionsPage },
   { path: '/memories', title: 'Memories', minTrust: 'MEMBER', section: 'Assistant', component: MemoriesPage },
+  { path: '/beats', title: 'Beats', minTrust: 'MEMBER', section: 'Assistant', component: BeatsPage },
+  { path: '/account', title: 'Account', minTrust: 'MEMBER', section: 'Assistant', component: AccountPage },
   { path: '/', title: 'Overview', minTrust: 'ADMIN', section: 'Administration', component: OverviewPage },
   { path: '/users', title: 'Users & trust', minTrust: 'ADMIN', section: 'Administration', component: UsersPage },
   { path: '/approvals', title: 'Approvals', minTrust: 'ADMIN', section: 'Administration', component: ApprovalsPage },
   { path: '/tools', title: 'Tools & channels', minTrust: 'ADMIN', section: 'Administration', component: ToolsPage },
+  { path: '/skills', title: 'Skills', minTrust: 'ADMIN', section: 'Administration', component: SkillsPage },
+  { path: '/webhooks', title: 'Webhooks', minTrust: 'ADMIN', section: 'Administration', component: WebhooksPage },
   { path: '/models', title: 'Providers & models', minTrust: 'ADMIN', section: 'Administration', component: ModelsPage },
   { path: '/queues', title: 'Queues', minTrust: 'ADMIN', section: 'Administration', component: QueuesPage },
   { path: '/usage', title: 'Usage', minTrust: 'ADMIN', section: 'Administration', component: UsagePage },
