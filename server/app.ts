@@ -20,6 +20,7 @@ import { RedisConnections, safeRedisUrl } from './redis/redis-connections';
 import { AuditService } from './modules/audit';
 import { ApiTokenService, OwnerBootstrap } from './modules/auth';
 import type { MemoryService } from './modules/memory';
+import { McpService } from './modules/mcp';
 import { PluginSettingService } from './modules/plugins';
 import { SessionService } from './modules/sessions';
 import { UserService } from './modules/users';
@@ -65,6 +66,8 @@ export interface Services {
   ownerBootstrap: OwnerBootstrap;
   /** Encrypts secrets at rest (key from MUNINN_SECRET_KEY or `<data>/secret.key`). */
   secretBox: SecretBox;
+  /** MCP servers, their connections and users' credentials. */
+  mcp: McpService;
 }
 
 /**
@@ -136,6 +139,10 @@ export class App {
       const tokens = new ApiTokenService(db, users, audit);
       const memory = MemoryLayer.create({ config, db, audit, logger });
       stack.add('memory', () => memory.dispose());
+      const secretBox = SecretBox.forDataDir(config.data_dir);
+      const mcp = new McpService({ db, box: secretBox, redactor, audit, config: config.mcp, logger });
+      // Stops stdio servers' processes on shutdown.
+      stack.add('mcp servers', () => mcp.dispose());
       const services: Services = {
         audit,
         users,
@@ -145,7 +152,8 @@ export class App {
         memory,
         plugins: new PluginSettingService(db, audit),
         ownerBootstrap: new OwnerBootstrap(users, tokens, config.data_dir),
-        secretBox: SecretBox.forDataDir(config.data_dir),
+        secretBox,
+        mcp,
       };
       let chat: ChatServices | null = null;
       if (redis) {
@@ -161,6 +169,7 @@ export class App {
           plugins: services.plugins,
           memories: services.memories,
           memory,
+          mcp,
           clock: options.clock,
           metrics,
         });
@@ -217,6 +226,7 @@ export class App {
       audit: s.audit,
       pairing: chat?.pairing ?? new PairingService(this.db, s.audit, s.users, null),
       queues: chat && this.redis ? new QueueService(this.queueInspector(chat), s.audit) : null,
+      mcp: s.mcp,
       serverInfo: { version: appVersion(), startedAt: this.startedAt },
       chat: chat && {
         web: chat.web,
@@ -331,6 +341,7 @@ export class App {
     this.workersStarted = true;
     const workers = await startChatWorkers(chat, { config: this.config, logger: this.logger, db: this.db, memory: this.services.memory });
     this.stack.add('workers', () => workers.dispose((name, err) => this.logger.error({ err, resource: name }, 'error while stopping')));
+    await this.services.mcp.start();
     this.logger.info('workers started');
   }
 
