@@ -20,6 +20,7 @@ import { RedisConnections, safeRedisUrl } from './redis/redis-connections';
 import { AuditService } from './modules/audit';
 import { ApiTokenService, OwnerBootstrap } from './modules/auth';
 import type { MemoryService } from './modules/memory';
+import { McpService } from './modules/mcp';
 import { PluginSettingService } from './modules/plugins';
 import { SessionService } from './modules/sessions';
 import { UserService } from './modules/users';
@@ -73,6 +74,8 @@ export interface Services {
   secretBox: SecretBox;
   /** Export and erasure of a user's data (README "Your data: export and erase"). */
   userData: UserDataService;
+  /** MCP servers, their connections and users' credentials. */
+  mcp: McpService;
 }
 
 /**
@@ -144,6 +147,10 @@ export class App {
       const tokens = new ApiTokenService(db, users, audit);
       const memory = MemoryLayer.create({ config, db, audit, logger });
       stack.add('memory', () => memory.dispose());
+      const secretBox = SecretBox.forDataDir(config.data_dir);
+      const mcp = new McpService({ db, box: secretBox, redactor, audit, config: config.mcp, logger });
+      // Stops stdio servers' processes on shutdown.
+      stack.add('mcp servers', () => mcp.dispose());
       const services: Services = {
         audit,
         users,
@@ -153,7 +160,8 @@ export class App {
         memory,
         plugins: new PluginSettingService(db, audit),
         ownerBootstrap: new OwnerBootstrap(users, tokens, config.data_dir),
-        secretBox: SecretBox.forDataDir(config.data_dir),
+        secretBox,
+        mcp,
         userData: createUserDataService({ config, db, audit, store: memory.store, queues: null }),
       };
       let chat: ChatServices | null = null;
@@ -170,6 +178,7 @@ export class App {
           plugins: services.plugins,
           memories: services.memories,
           memory,
+          mcp,
           clock: options.clock,
           metrics,
         });
@@ -241,6 +250,7 @@ export class App {
       pairing: chat?.pairing ?? new PairingService(this.db, s.audit, s.users, null),
       userData: s.userData,
       queues: chat && this.redis ? new QueueService(this.queueInspector(chat), s.audit) : null,
+      mcp: s.mcp,
       serverInfo: { version: appVersion(), startedAt: this.startedAt },
       chat: chat && {
         web: chat.web,
@@ -358,6 +368,7 @@ export class App {
     this.stack.add('workers', () => workers.dispose((name, err) => this.logger.error({ err, resource: name }, 'error while stopping')));
     const exportWorker = await startUserExportWorker(chat.queueEnv, this.services.userData);
     this.stack.add('export worker', () => exportWorker.close());
+    await this.services.mcp.start();
     this.logger.info('workers started');
   }
 

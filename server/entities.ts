@@ -18,6 +18,7 @@ import { UsageRecord } from './modules/usage';
 import { Webhook } from './modules/webhooks';
 import { Document, DocumentChunk } from './modules/documents';
 import { VoicePreference } from './modules/voice';
+import { McpServerRecord, McpCredential } from './modules/mcp';
 
 /** Every entity of the data model, in one explicit list (no globbing); handed to the data source by its callers. */
 export const ENTITIES = [
@@ -42,4 +43,6 @@ export const ENTITIES = [
   Document,
   DocumentChunk,
   VoicePreference,
+  McpServerRecord,
+  McpCredential,
 ] as const;

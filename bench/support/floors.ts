@@ -3,7 +3,10 @@ import { randomBytes, randomUUID } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import Database from 'better-sqlite3';
+import { loadSqliteDriver } from '../../server/persistence/sqlite-driver';
+
+/** better-sqlite3 12 or 13, as the server loads it on this Node. */
+const Database = loadSqliteDriver();
 import { Queue, QueueEvents, Worker } from 'bullmq';
 import Redis from 'ioredis';
 import type { FakeOpenAIServer } from '../../tests/support/fakes/fake-openai-server';

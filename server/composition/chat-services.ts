@@ -32,6 +32,7 @@ import { HousekeepingService } from '../modules/maintenance';
 import { MemoryReindexCommands, type MemoryService } from '../modules/memory';
 import { estimateMessages, loggedExecutor, ModelCallService, ModelRouter, ProviderHealthService } from '../modules/models';
 import { RedisProviderCallLog } from '../redis/redis-provider-call-log';
+import type { McpService } from '../modules/mcp';
 import { PairingService, registerPairingCommands } from '../modules/pairing';
 import type { PluginSettingService } from '../modules/plugins';
 import { Session, SessionLifecycleService, SessionMaintenanceService, type SessionService } from '../modules/sessions';
@@ -78,6 +79,8 @@ export interface ChatDeps {
   memories: MemoryService;
   /** Recall, memory tools and /memories; without it the agent recalls nothing. */
   memory?: MemoryLayer;
+  /** MCP servers whose tools join the registry. */
+  mcp?: McpService;
   /** A model router built around a test provider. @default from `config.ai` */
   router?: ModelRouter;
   /** Time for session resets and retention; tests move it forward. @default SYSTEM_CLOCK */
@@ -217,6 +220,7 @@ export async function buildChatServices(deps: ChatDeps): Promise<ChatServices> {
     users: deps.users,
     notices: delivery,
     extraTools: [...(deps.memory?.tools() ?? []), ...(documents?.tools() ?? []), ...beatLayer.tools],
+    sources: deps.mcp ? [deps.mcp.hub] : [],
   });
   const summaryQueue = summaryJobs(queueEnv);
   const summarizer = new SummarizerService(db, models, deps.memories, deps.users, usage);

@@ -6,7 +6,7 @@ import type { AgentTools } from '../modules/agent';
 import type { AuditService } from '../modules/audit';
 import type { CommandApprovals, CommandTools } from '../modules/commands';
 import type { PluginSettingService } from '../modules/plugins';
-import { createBuiltinTools, ToolApprovalDecision, ToolApprovalService, ToolPipeline, ToolRegistry, type MessageSender, type Tool } from '../modules/tools';
+import { createBuiltinTools, ToolApprovalDecision, ToolApprovalService, ToolPipeline, ToolRegistry, type MessageSender, type Tool, type ToolSource } from '../modules/tools';
 import type { UserService } from '../modules/users';
 
 export interface ToolLayerDeps {
@@ -18,6 +18,8 @@ export interface ToolLayerDeps {
   notices: NoticeSender;
   /** Tools of other modules (memory_search, memory_save), registered after the built-ins. */
   extraTools?: readonly Tool[];
+  /** Tools that come and go at run time (MCP servers). */
+  sources?: readonly ToolSource[];
 }
 
 export interface ToolLayer {
@@ -42,6 +44,7 @@ export function createToolLayer(deps: ToolLayerDeps): ToolLayer {
   };
   for (const tool of createBuiltinTools({ tools: config.tools, users: deps.users, messageSender: sender })) registry.register(tool);
   for (const tool of deps.extraTools ?? []) registry.register(tool);
+  for (const source of deps.sources ?? []) registry.addSource(source);
   const approvals = new ToolApprovalService(deps.db, deps.audit, registry, { timeoutMs: config.tools.approval_timeout_minutes * 60_000 });
   const pipeline = new ToolPipeline(
     { registry, approvals, audit: deps.audit },

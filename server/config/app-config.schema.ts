@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { mcpConfigSchema } from './mcp.schema';
 import { isTimeZone } from '../common/time-zone';
 
 // === Sections
@@ -373,6 +374,7 @@ export const appConfigSchema = z
     backup,
     channels,
     voice,
+    mcp: mcpConfigSchema,
     default_trust: trustLevel.default('MEMBER').describe('Trust of users created without an explicit level.'),
   })
   .strict();

@@ -1,3 +1,11 @@
 export { appConfigSchema, type AppConfig, type ProviderConfig, type RouteConfig, type VoiceConfig } from './app-config.schema';
 export { loadConfig, defaultConfig, configFilePath, formatConfigIssues } from './load-config';
 export { renderConfigExample, CONFIG_EXAMPLE_FILE } from './config-example';
+export {
+  mcpServerDefinitionSchema,
+  approvalDefault,
+  MCP_SERVER_NAME,
+  type McpServerDefinition,
+  type McpServerDefinitionInput,
+  type McpConfig,
+} from './mcp.schema';

@@ -18,6 +18,7 @@ import { BeatResolver } from './resolvers/beat.resolver';
 import { SkillResolver } from './resolvers/skill.resolver';
 import { WebhookResolver } from './resolvers/webhook.resolver';
 import { UserDataResolver } from './resolvers/user-data.resolver';
+import { McpResolver } from './resolvers/mcp.resolver';
 import { SelfLinkResolver } from './resolvers/self-link.resolver';
 import { DocumentResolver } from './resolvers/document.resolver';
 import { ModelResolver } from './resolvers/model.resolver';
@@ -25,7 +26,7 @@ import { ServerInfoResolver } from './resolvers/server-info.resolver';
 import { MemoryReindexResolver } from './resolvers/memory-reindex.resolver';
 
 /** Every resolver class, in a fixed order so the emitted SDL is stable. */
-export const RESOLVERS = [UserResolver, ApiTokenResolver, SessionResolver, MemoryResolver, AdminResolver, ChatResolver, ToolResolver, PairingResolver, ChannelResolver, QueueResolver, BeatResolver, SkillResolver, WebhookResolver, ModelResolver, ServerInfoResolver, MemoryReindexResolver, DocumentResolver, SelfLinkResolver, UserDataResolver] as const;
+export const RESOLVERS = [UserResolver, ApiTokenResolver, SessionResolver, MemoryResolver, AdminResolver, ChatResolver, ToolResolver, PairingResolver, ChannelResolver, QueueResolver, BeatResolver, SkillResolver, WebhookResolver, ModelResolver, ServerInfoResolver, MemoryReindexResolver, DocumentResolver, SelfLinkResolver, UserDataResolver, McpResolver] as const;
 
 /** Resolver instances by class; the composition root fills it. */
 export type ResolverRegistry = Map<Function, object>;

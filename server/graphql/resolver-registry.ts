@@ -15,6 +15,7 @@ import type { PluginSettingService } from '../modules/plugins';
 import type { JobProgressService, QueueService } from '../modules/queues';
 import type { SkillService, SkillSyncCommands } from '../modules/skills';
 import type { WebhookService } from '../modules/webhooks';
+import type { McpService } from '../modules/mcp';
 import type { IdentityLinkService } from '../modules/linking';
 import type { SessionMaintenanceService, SessionService } from '../modules/sessions';
 import type { CompactionService } from '../modules/summarizer';
@@ -35,6 +36,7 @@ import { QueueResolver } from './resolvers/queue.resolver';
 import { SkillResolver } from './resolvers/skill.resolver';
 import { WebhookResolver } from './resolvers/webhook.resolver';
 import { UserDataResolver } from './resolvers/user-data.resolver';
+import { McpResolver } from './resolvers/mcp.resolver';
 import { SelfLinkResolver } from './resolvers/self-link.resolver';
 import { DocumentResolver } from './resolvers/document.resolver';
 import { ModelResolver } from './resolvers/model.resolver';
@@ -71,6 +73,8 @@ export interface ApiServices {
   userData: UserDataService;
   /** Queue inspection (needs Redis). */
   queues: QueueService | null;
+  /** MCP servers and users' credentials. */
+  mcp: McpService;
   /** Version and start time of this process (`serverInfo`). */
   serverInfo: { version: string; startedAt: Date };
   chat: {
@@ -124,6 +128,7 @@ export function createResolverRegistry(s: ApiServices, maxPageSize: number): Res
     if (chat.documents) registry.set(DocumentResolver, new DocumentResolver(chat.documents, maxPageSize));
   }
   if (s.queues) registry.set(QueueResolver, new QueueResolver(s.queues));
+  registry.set(McpResolver, new McpResolver(s.mcp));
   return registry;
 }
 

@@ -5,6 +5,7 @@ import * as sqliteVec from 'sqlite-vec';
 import { DataSource, type DataSourceOptions } from 'typeorm';
 import type { AppConfig } from '../config';
 import { MIGRATIONS } from './migrations';
+import { loadSqliteDriver } from './sqlite-driver';
 
 export type DatabaseKind = 'sqlite' | 'postgres';
 
@@ -39,6 +40,7 @@ export function createDataSource(config: AppConfig, entities: readonly Function[
     options = {
       ...common,
       type: 'better-sqlite3',
+      driver: loadSqliteDriver(),
       database: sqliteFilePath(config),
       enableWAL: true,
       // Migrations on SQLite recreate tables; foreign keys are checked again after each transaction.

@@ -1,4 +1,5 @@
 import { Worker } from 'node:worker_threads';
+import { sqliteDriverModule } from '../../persistence/sqlite-driver';
 
 // === SQLite work of backups, on a thread of its own
 // The online backup copies the whole database in one step (one read transaction, so a consistent snapshot
@@ -51,7 +52,7 @@ function runThread(data: Record<string, unknown>): Promise<SqliteInspection> {
   return new Promise((resolve, reject) => {
     const worker = new Worker(THREAD, {
       eval: true,
-      workerData: { ...data, driver: require.resolve('better-sqlite3'), vec: require.resolve('sqlite-vec'), busyTimeoutMs: 5000 },
+      workerData: { ...data, driver: require.resolve(sqliteDriverModule()), vec: require.resolve('sqlite-vec'), busyTimeoutMs: 5000 },
     });
     let settled = false;
     worker.once('message', (msg: { result?: SqliteInspection; error?: string }) => {

@@ -1,6 +1,7 @@
 import os from 'node:os';
 import { parentPort, workerData } from 'node:worker_threads';
-import Database from 'better-sqlite3';
+import type BetterSqlite3 from 'better-sqlite3';
+import { loadSqliteDriver } from '../../persistence/sqlite-driver';
 import * as sqliteVec from 'sqlite-vec';
 import type { MemoryStoreHit } from './memory-store';
 import { searchIndex, type SearchRequest, type SearchSource } from './sql-memory-search';
@@ -59,6 +60,7 @@ function run(init: SearchWorkerInit, port: NonNullable<typeof parentPort>): void
       /* not permitted: searches share the CPU evenly */
     }
   }
+  const Database = loadSqliteDriver();
   const db = new Database(init.file, { readonly: true, fileMustExist: true });
   db.pragma(`busy_timeout = ${init.busyTimeoutMs}`);
   try {
@@ -66,7 +68,7 @@ function run(init: SearchWorkerInit, port: NonNullable<typeof parentPort>): void
   } catch {
     /* the app thread reports a missing extension */
   }
-  const statements = new Map<string, Database.Statement>();
+  const statements = new Map<string, BetterSqlite3.Statement>();
   const all = (sql: string, params: readonly unknown[] = []): unknown[] => {
     let statement = statements.get(sql);
     if (!statement) {

@@ -209,8 +209,9 @@ export class ToolPipeline {
     const onParentAbort = () => controller.abort(tc.signal.reason);
     tc.signal.addEventListener('abort', onParentAbort, { once: true });
     let timer: NodeJS.Timeout | undefined;
+    const timeoutMs = tool.timeoutMs ?? this.options.timeoutMs;
     const timedOut = new Promise<typeof TIMEOUT>((resolve) => {
-      timer = setTimeout(() => resolve(TIMEOUT), this.options.timeoutMs);
+      timer = setTimeout(() => resolve(TIMEOUT), timeoutMs);
     });
     const aborted = new Promise<typeof ABORTED>((resolve) => {
       controller.signal.addEventListener('abort', () => resolve(ABORTED), { once: true });
@@ -219,8 +220,8 @@ export class ToolPipeline {
       const running = Promise.resolve().then(() => tool.run({ ...tc, signal: controller.signal }, args));
       const result = await Promise.race([running, timedOut, aborted]);
       if (result === TIMEOUT) {
-        controller.abort(new Error(`timed out after ${this.options.timeoutMs} ms`));
-        return await finish('timeout', `The tool "${tool.name}" did not finish within ${this.options.timeoutMs} ms and was stopped.`);
+        controller.abort(new Error(`timed out after ${timeoutMs} ms`));
+        return await finish('timeout', `The tool "${tool.name}" did not finish within ${timeoutMs} ms and was stopped.`);
       }
       if (result === ABORTED) return await finish('error', `The tool "${tool.name}" was stopped because the turn was stopped.`);
       return await finish('ok', renderOutput(result, this.options.maxOutputChars));

@@ -2,7 +2,7 @@ import { z } from 'zod';
 import type { Ctx } from '../../common/ctx';
 import type { TrustLevel } from '../../common/trust';
 import type { PluginSettingService } from '../plugins';
-import { effectiveMinTrust, mayUseTool, type Tool, type ToolSpec } from './tool';
+import { effectiveMinTrust, mayUseTool, type Tool, type ToolSource, type ToolSpec } from './tool';
 
 const TOOL_NAME = /^[a-z][a-z0-9_]{0,63}$/;
 
@@ -29,6 +29,7 @@ export type ActivationSource = Pick<PluginSettingService, 'isEnabled' | 'enabled
 export class ToolRegistry {
   private readonly tools = new Map<string, Tool>();
   private readonly schemas = new Map<string, Record<string, unknown>>();
+  private readonly sources: ToolSource[] = [];
 
   constructor(private readonly activation: ActivationSource) {}
 
@@ -40,13 +41,32 @@ export class ToolRegistry {
     return this;
   }
 
-  get(name: string): Tool | undefined {
-    return this.tools.get(name);
+  /** Adds a source of tools that change at run time (MCP servers); registered tools win on a name clash. */
+  addSource(source: ToolSource): this {
+    this.sources.push(source);
+    return this;
   }
 
-  /** Every registered tool, in registration order. */
+  get(name: string): Tool | undefined {
+    const tool = this.tools.get(name);
+    if (tool) return tool;
+    for (const source of this.sources) {
+      const found = source.get(name);
+      if (found) return found;
+    }
+    return undefined;
+  }
+
+  /** Every registered tool in registration order, then what the sources know now. */
   all(): Tool[] {
-    return [...this.tools.values()];
+    return [...this.tools.values(), ...this.sources.flatMap((s) => s.all().filter((t) => !this.tools.has(t.name)))];
+  }
+
+  /** The registered tools and the sources' tools for the sender of `ctx`. */
+  private async toolsFor(ctx: Ctx): Promise<Tool[]> {
+    if (!this.sources.length) return [...this.tools.values()];
+    const listed = await Promise.all(this.sources.map((s) => s.toolsFor(ctx)));
+    return [...this.tools.values(), ...listed.flat().filter((t) => !this.tools.has(t.name))];
   }
 
   /** Whether `tool` is active on `channel` (null: the global setting). */
@@ -56,14 +76,14 @@ export class ToolRegistry {
 
   /** The tools the sender may use and that are active on `channel`, as the model should see them. */
   async specsFor(ctx: Ctx, channel: string): Promise<ToolSpec[]> {
-    const usable = [...this.tools.values()].filter((tool) => mayUseTool(ctx.trust, tool));
+    const usable = (await this.toolsFor(ctx)).filter((tool) => mayUseTool(ctx.trust, tool));
     const active = await this.activeMap(ctx, usable, channel);
     return usable.filter((tool) => active.get(tool.name)).map((tool) => ({ name: tool.name, description: tool.description, parameters: this.parametersOf(tool) }));
   }
 
   /** Every tool with its floor and whether it is enabled on `channel` and usable by the caller. */
   async describeFor(ctx: Ctx, channel: string | null): Promise<ToolDescription[]> {
-    const tools = [...this.tools.values()];
+    const tools = await this.toolsFor(ctx);
     const active = await this.activeMap(ctx, tools, channel);
     return tools.map((tool) => {
       const enabled = active.get(tool.name)!;
@@ -85,6 +105,7 @@ export class ToolRegistry {
 
   /** JSON schema of a tool's arguments (input side, so defaulted fields are optional), cached. */
   parametersOf(tool: Tool): Record<string, unknown> {
+    if (tool.parameters) return tool.parameters;
     let schema = this.schemas.get(tool.name);
     if (!schema) {
       const { $schema: _drop, ...rest } = z.toJSONSchema(tool.schema, { io: 'input', unrepresentable: 'any' }) as Record<string, unknown>;

@@ -40,6 +40,13 @@ export interface Tool<A = unknown> {
   description: string;
   /** zod 4 schema of the arguments; the JSON schema for the model comes from `z.toJSONSchema`. */
   schema: z.ZodType<A>;
+  /**
+   * The JSON schema the model is shown, when it does not come from `schema` (tools of MCP servers, whose
+   * server validates the arguments itself; `schema` then only checks the shape).
+   */
+  parameters?: Record<string, unknown>;
+  /** Timeout of one run when it differs from `tools.timeout_ms` (an MCP server's `timeout_ms`). */
+  timeoutMs?: number;
   /** Lowest trust that may run the tool. GUEST and BLOCKED never run tools, whatever this says (DESIGN §3). */
   minTrust: TrustLevel;
   /** Pause the turn until an OWNER (or an ADMIN, for tools below OWNER) decides. @default false */
@@ -53,6 +60,19 @@ export interface Tool<A = unknown> {
   summarizeArgs?(args: A): string;
   /** Does the work. Throw `ToolRefusedError` for policy refusals (audited), anything else for failures. */
   run(tc: ToolContext, args: A): Promise<string | Record<string, unknown>>;
+}
+
+/**
+ * Tools that come and go at run time (the tools of MCP servers). The registry asks the source for the
+ * sender's tools whenever it lists them, and looks a call's tool up by name with `get`.
+ */
+export interface ToolSource {
+  /** The tools this source offers to the sender of `ctx` now (it may connect or refresh to know them). */
+  toolsFor(ctx: Ctx): Promise<Tool[]>;
+  /** A tool by name, as last listed; undefined when the source has no such tool. */
+  get(name: string): Tool | undefined;
+  /** Every tool the source knows now (for listings without a sender). */
+  all(): Tool[];
 }
 
 /**

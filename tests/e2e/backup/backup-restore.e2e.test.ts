@@ -7,7 +7,10 @@
 import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import Database from 'better-sqlite3';
+import { loadSqliteDriver } from '../../../server/persistence/sqlite-driver';
+
+/** better-sqlite3 12 or 13, as the server loads it on this Node. */
+const Database = loadSqliteDriver();
 import { Client } from 'pg';
 import * as tar from 'tar';
 import { FakeOpenAIServer } from '../../support/fakes/fake-openai-server';

@@ -1,4 +1,7 @@
-import Database from 'better-sqlite3';
+import { loadSqliteDriver } from '../../../server/persistence/sqlite-driver';
+
+/** better-sqlite3 12 or 13, as the server loads it on this Node. */
+const Database = loadSqliteDriver();
 
 export interface StoredCheck {
   acknowledged: number;

@@ -8,7 +8,10 @@
  * transaction open for good, so every later write was acknowledged and never committed.
  */
 import path from 'node:path';
-import Database from 'better-sqlite3';
+import { loadSqliteDriver } from '../../../server/persistence/sqlite-driver';
+
+/** better-sqlite3 12 or 13, as the server loads it on this Node. */
+const Database = loadSqliteDriver();
 import { SqliteWorld } from '../../support/sqlite-world';
 import { TrustLevel } from '../../../server/common/trust';
 

@@ -1,0 +1,14 @@
+// === Commonly used
+export { McpService, type McpServiceDeps, type McpServerView, type McpServerUpsert, type McpOAuthFlow } from './mcp.service';
+export { McpHub, type McpServerStatus, type McpToolStatus, type McpServerSource, type McpDefinitions, type McpUserAuth } from './mcp-hub';
+export { McpServerRecord } from './mcp-server.entity';
+export { McpCredential } from './mcp-credential.entity';
+export { McpCredentialService, type SecretSealer, type SecretRegistry } from './mcp-credential.service';
+
+// === Helpers
+export { mcpToolName, uniqueName, matchesPattern } from './mcp-tool-names';
+export { renderMcpResult } from './mcp-result';
+export { McpConnection, McpUnavailableError, McpAuthRequiredError, type McpConnectionState } from './mcp-connection';
+
+// === GraphQL types
+export { McpServerInfo, McpToolInfo, McpServerInput, definitionOfInput, toMcpServerInfo } from './mcp.types';
