@@ -107,10 +107,10 @@ describe('slash commands', () => {
   it('/tools lists only the tools the sender may use on this channel', async () => {
     const mine = await withoutModel(() => send(memberClient, '/tools'));
     expect(mine.reply).toMatch(/^Tools you may use here:\n• current_time — /);
-    expect(mine.reply!.split('\n').slice(1).map((l) => /^• (\w+)/.exec(l)?.[1]).sort()).toEqual(['current_time', 'memory_save', 'memory_search']);
+    expect(mine.reply!.split('\n').slice(1).map((l) => /^• (\w+)/.exec(l)?.[1]).sort()).toEqual(['current_time', 'document_search', 'memory_save', 'memory_search']);
 
     const all = (await send(owner, '/tools')).reply!;
-    expect(all.split('\n').slice(1).map((l) => /^• (\w+)/.exec(l)?.[1]).sort()).toEqual(['current_time', 'delete_beat', 'http_request', 'list_beats', 'memory_save', 'memory_search', 'send_message', 'set_beat', 'shell', 'update_beat']);
+    expect(all.split('\n').slice(1).map((l) => /^• (\w+)/.exec(l)?.[1]).sort()).toEqual(['current_time', 'delete_beat', 'document_search', 'http_request', 'list_beats', 'memory_save', 'memory_search', 'send_message', 'set_beat', 'shell', 'update_beat']);
     // Turned off for web chat: no longer listed there.
     dataOf(await owner.http(SetPluginSettingDocument, { input: { plugin: 'http_request', channel: 'web', enabled: false } }));
     try {

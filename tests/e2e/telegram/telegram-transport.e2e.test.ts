@@ -100,7 +100,7 @@ describe('TelegramTransport', () => {
     tg.pushMessage({ chatId: -100777, from: 502, text: `/help@${bot.username}` });
     tg.pushMessage({ chatId: -100777, from: 502, text: 'replying to you', replyTo: Number(sentByBot.platformMessageId) });
     tg.pushMessage({ chatId: -100777, from: 502, chatType: 'group', caption: `@${bot.username} see this`, photo: Buffer.from('jpeg bytes') });
-    tg.pushMessage({ chatId: 501, from: 501, extra: { voice: { file_id: 'v', duration: 2 } } });
+    tg.pushMessage({ chatId: 501, from: 501, extra: { sticker: { file_id: 's', file_unique_id: 'su', type: 'regular', width: 512, height: 512, is_animated: false, is_video: false } } });
     tg.pushMessage({ chatId: 501, from: { id: 9, is_bot: true, first_name: 'OtherBot' }, text: 'bot talk' });
     tg.pushMessage({ chatId: 501, from: 501, text: 'last' });
     await tg.waitFor(() => h.received.length === 8, 'eight messages');
@@ -124,7 +124,7 @@ describe('TelegramTransport', () => {
     expect(group[4]!.replyTo).toBe(sentByBot.platformMessageId);
     expect(group[5]!.images).toEqual([{ mimeType: 'image/jpeg', dataBase64: Buffer.from('jpeg bytes').toString('base64') }]);
     expect(new Set(h.received.map((m) => m.platformMessageId)).size).toBe(8);
-    expect(h.logs.text).toContain('unsupported message (voice)');
+    expect(h.logs.text).toContain('unsupported message (sticker)');
     expect(h.logs.text).toContain('sent by a bot');
     await h.transport.stop();
   });
