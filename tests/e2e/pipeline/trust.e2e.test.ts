@@ -31,9 +31,9 @@ function allowed(level: Level, id: CallId): boolean {
 /** Tools the model is offered, per DESIGN §3 (web_search is off: no SearXNG configured). */
 function expectedTools(level: Level): string[] {
   if (RANK[level] < RANK.MEMBER) return [];
-  if (level === 'MEMBER') return ['current_time', 'memory_save', 'memory_search'];
+  if (level === 'MEMBER') return ['current_time', 'document_search', 'memory_save', 'memory_search'];
   const beatTools = ['set_beat', 'list_beats', 'update_beat', 'delete_beat'];
-  return ['current_time', 'http_request', 'memory_save', 'memory_search', 'send_message', ...beatTools, ...(level === 'OWNER' ? ['shell'] : [])].sort();
+  return ['current_time', 'document_search', 'http_request', 'memory_save', 'memory_search', 'send_message', ...beatTools, ...(level === 'OWNER' ? ['shell'] : [])].sort();
 }
 
 /**
@@ -263,7 +263,7 @@ describe('trust end to end, tool calls in text', () => {
     expect(asked!.body?.tools).toBeUndefined();
     const system = String(asked!.body?.messages?.[0]?.content);
     expect(system).toContain('{"tool_calls":[{"name":"<tool>","arguments":{…}}]}');
-    expect(system.match(/^- (\w+):/gm)?.map((l) => l.slice(2, -1)).sort()).toEqual(['current_time', 'delete_beat', 'http_request', 'list_beats', 'memory_save', 'memory_search', 'send_message', 'set_beat', 'update_beat']);
+    expect(system.match(/^- (\w+):/gm)?.map((l) => l.slice(2, -1)).sort()).toEqual(['current_time', 'delete_beat', 'document_search', 'http_request', 'list_beats', 'memory_save', 'memory_search', 'send_message', 'set_beat', 'update_beat']);
 
     const results = (answered!.body?.messages ?? []).filter((m) => m.role === 'user' && String(m.content).startsWith('Result of tool')).map((m) => String(m.content));
     expect(results).toHaveLength(3);
