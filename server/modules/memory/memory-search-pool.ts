@@ -1,11 +1,11 @@
 import os from 'node:os';
-import path from 'node:path';
 import { Worker } from 'node:worker_threads';
 import type { Logger } from '../../common/logger';
 import type { MemoryStoreHit } from './memory-store';
 import type { SearchWorkerInit, SearchWorkerReply, SearchWorkerRequest } from './memory-search-worker';
 import type { SearchRequest } from './sql-memory-search';
 import type { VectorWrite } from './sqlite-vector-tables';
+import { startSourceWorker } from '../../common/source-worker';
 
 // === The memory search threads of one SqlMemoryStore on a SQLite file
 // A search at 100k memories is tens of milliseconds of SQLite and JS; on the event loop it would stall every
@@ -18,25 +18,9 @@ export function defaultSearchThreads(): number {
   return os.availableParallelism() >= 4 ? 2 : 1;
 }
 
-/** The thread's entry: the compiled JS next to this file, or the TypeScript source (jest, `npm run bench`). */
+/** A search thread (compiled JS, or the TypeScript source under jest and bench). */
 function startThread(init: SearchWorkerInit): Worker {
-  const compiled = path.extname(__filename) === '.js';
-  const entry = path.join(__dirname, `memory-search-worker${compiled ? '.js' : '.ts'}`);
-  if (compiled) return new Worker(entry, { workerData: init });
-  // From TypeScript sources the thread compiles them with the project's swc settings, unless the process
-  // was started with a `.ts` loader (`node -r …`), which threads inherit through execArgv.
-  const root = path.resolve(__dirname, '../../..');
-  const bootstrap = [
-    `if (!require.extensions['.ts']) {`,
-    `  const fromRoot = require('node:module').createRequire(${JSON.stringify(path.join(root, 'package.json'))});`,
-    `  const { transformSync } = fromRoot('@swc/core');`,
-    `  const options = fromRoot('./swc.options.js');`,
-    `  const fs = require('node:fs');`,
-    `  require.extensions['.ts'] = (module, filename) => module._compile(transformSync(fs.readFileSync(filename, 'utf8'), { ...options, filename }).code, filename);`,
-    `}`,
-    `require(${JSON.stringify(entry)});`,
-  ].join('\n');
-  return new Worker(bootstrap, { eval: true, workerData: init });
+  return startSourceWorker(__dirname, 'memory-search-worker', { workerData: init });
 }
 
 /** A search thread ended or could not start; the store searches on its own connection instead. */

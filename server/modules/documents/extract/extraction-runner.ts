@@ -1,6 +1,6 @@
-import path from 'node:path';
 import { Worker } from 'node:worker_threads';
 import type { ExtractionRequest, ExtractionResult } from './extraction.types';
+import { startSourceWorker } from '../../../common/source-worker';
 
 // === Extraction on a thread of its own, so a 500-page PDF never blocks the event loop, and a file that
 // explodes in memory (a zip bomb whose sizes lie, a pathological PDF) ends that thread only. The thread
@@ -18,24 +18,9 @@ export interface ExtractionRunOptions {
 
 const IDLE_MS = 60_000;
 
-/** The thread's entry: the compiled JS next to this file, or the TypeScript source compiled by swc (jest, bench). */
+/** The extraction thread (compiled JS, or the TypeScript source under jest and bench). */
 function startThread(maxMemoryMb: number): Worker {
-  const compiled = path.extname(__filename) === '.js';
-  const entry = path.join(__dirname, `extraction-thread${compiled ? '.js' : '.ts'}`);
-  const resourceLimits = { maxOldGenerationSizeMb: maxMemoryMb, maxYoungGenerationSizeMb: 64 };
-  if (compiled) return new Worker(entry, { resourceLimits });
-  const root = path.resolve(__dirname, '../../../..');
-  const bootstrap = [
-    `if (!require.extensions['.ts']) {`,
-    `  const fromRoot = require('node:module').createRequire(${JSON.stringify(path.join(root, 'package.json'))});`,
-    `  const { transformSync } = fromRoot('@swc/core');`,
-    `  const options = fromRoot('./swc.options.js');`,
-    `  const fs = require('node:fs');`,
-    `  require.extensions['.ts'] = (module, filename) => module._compile(transformSync(fs.readFileSync(filename, 'utf8'), { ...options, filename }).code, filename);`,
-    `}`,
-    `require(${JSON.stringify(entry)});`,
-  ].join('\n');
-  return new Worker(bootstrap, { eval: true, resourceLimits });
+  return startSourceWorker(__dirname, 'extraction-thread', { resourceLimits: { maxOldGenerationSizeMb: maxMemoryMb, maxYoungGenerationSizeMb: 64 } });
 }
 
 interface Pending {
