@@ -105,8 +105,10 @@ export class BullJobProgress implements JobProgressSource {
       // The state now, read after the listeners are on: a job that ended meanwhile ends the stream here.
       // The same check repeats now and then, in case the end fell before the event reader's first read.
       const check = async (first: boolean) => {
+        // The state first, then the job: read the other way, a job that completes in between shows as
+        // completed without its result.
+        const state = (await queue.getJobState(job.id!)) as JobState;
         const fresh = (await queue.getJob(job.id!)) ?? job;
-        const state = (await fresh.getState()) as JobState;
         if (state === JobState.COMPLETED) finish(update(state, fresh.progress, { result: fresh.returnvalue }));
         else if (state === JobState.FAILED) finish(update(state, fresh.progress, { error: fresh.failedReason ?? null }));
         else if (first && !finished) {

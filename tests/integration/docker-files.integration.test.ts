@@ -28,7 +28,9 @@ describe('docker/', () => {
     // The install and build commands are the README's, in its quick start and in the scale-out section.
     expect(readme).toContain('npm ci && npm start');
     expect(section).toContain('npm ci && npm run build');
-    expect(read('package.json')).toContain('"start": "npm run build && node bin/muninn.js serve"');
+    // `npm start` runs the same build (`npm run build`, skipped when nothing changed) before serving.
+    expect(read('package.json')).toContain('"start": "node bin/build-if-stale.js && node bin/muninn.js serve"');
+    expect(read('bin/build-if-stale.js')).toMatch(/\['run', '--silent', target\.script\]/);
     expect(read('docker/Dockerfile')).toMatch(/CMD \["serve", "--role", "all"\]/);
   });
 
