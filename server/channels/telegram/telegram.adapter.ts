@@ -15,6 +15,7 @@ import { ChannelStatusTracker, secretMatches, sleep, TypingRefresher } from './t
 import { mapTelegramMessage, type TelegramMediaRef } from './telegram.mapper';
 import { TelegramStreamer, type LiveReplyApi } from './telegram-streamer';
 import { mapTelegramVoice, sendTelegramVoice, telegramFileFetcher, telegramVoiceOf } from './telegram-voice';
+import { mapTelegramDocument, telegramDocumentOf } from './telegram-documents';
 
 /** Options of {@link TelegramTransport}; every field but `token` and `logger` has a default. */
 export interface TelegramTransportOptions {
@@ -109,10 +110,12 @@ export class TelegramTransport implements ChannelTransport {
     redactor: { add(secret: string): void };
     onStatus: (t: ChannelTransport) => void;
     commands?: () => ReadonlyArray<{ command: string; description: string }>;
+    /** A token set up from the console, in place of `bot_token`. */
+    token?: string;
   }): TelegramTransport {
     const c = deps.config.channels.telegram;
     return new TelegramTransport({
-      token: c.bot_token,
+      token: deps.token ?? c.bot_token,
       apiRoot: c.api_root,
       webhookUrl: c.webhook_url,
       logger: deps.logger,
@@ -131,7 +134,7 @@ export class TelegramTransport implements ChannelTransport {
   async start(sink: InboundSink): Promise<void> {
     if (this.life) return;
     if (!this.options.token) {
-      this.status$.set('ERROR', 'channels.telegram.bot_token is not set (env TELEGRAM_BOT_TOKEN); get one from @BotFather');
+      this.status$.set('ERROR', "channels.telegram.bot_token is not set (env TELEGRAM_BOT_TOKEN); get one from @BotFather and enter it on the console's Channels page");
       throw new Error('channels.telegram.enabled is true but channels.telegram.bot_token is not set (env TELEGRAM_BOT_TOKEN)');
     }
     this.life = new AbortController();
@@ -324,8 +327,10 @@ export class TelegramTransport implements ChannelTransport {
 
   private async onMessage(bot: Bot, sink: InboundSink, msg: Message): Promise<void> {
     const me = bot.botInfo;
-    const voice = telegramVoiceOf(msg, telegramFileFetcher(bot, this.o.apiRoot, this.options.token!));
-    const mapped = voice ? mapTelegramVoice(msg, me, voice) : mapTelegramMessage(msg, { id: me.id, username: me.username });
+    const fetcher = telegramFileFetcher(bot, this.o.apiRoot, this.options.token!);
+    const voice = telegramVoiceOf(msg, fetcher);
+    const document = voice ? null : telegramDocumentOf(msg, fetcher);
+    const mapped = voice ? mapTelegramVoice(msg, me, voice) : document ? mapTelegramDocument(msg, me, document) : mapTelegramMessage(msg, { id: me.id, username: me.username });
     if (!mapped.ok)
       return void this.o.logger.debug(
         { chatId: msg.chat?.id, messageId: msg.message_id, reason: mapped.reason },
