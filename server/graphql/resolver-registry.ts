@@ -2,6 +2,7 @@ import { Ctx } from '../common/ctx';
 import { NO_METRICS, type Metrics } from '../common/metrics';
 import type { ChannelOverview } from '../channels/policies/channel-overview';
 import type { WebChannel } from '../channels/web/web-channel';
+import type { WebVoiceNotes } from '../channels/web/web-voice';
 import type { AuditService } from '../modules/audit';
 import type { BeatRunEvent, BeatRunFeed, BeatRunner, BeatService } from '../modules/beats';
 import type { ApiTokenService } from '../modules/auth';
@@ -17,6 +18,7 @@ import type { SkillService, SkillSyncCommands } from '../modules/skills';
 import type { WebhookService } from '../modules/webhooks';
 import type { McpService } from '../modules/mcp';
 import type { IdentityLinkService } from '../modules/linking';
+import type { ChannelSetupService } from '../modules/channel-setup';
 import type { SessionMaintenanceService, SessionService } from '../modules/sessions';
 import type { CompactionService } from '../modules/summarizer';
 import type { ToolApprovalService, ToolRegistry } from '../modules/tools';
@@ -29,7 +31,9 @@ import { AdminResolver } from './resolvers/admin.resolver';
 import { ApiTokenResolver } from './resolvers/api-token.resolver';
 import { BeatResolver } from './resolvers/beat.resolver';
 import { ChannelResolver } from './resolvers/channel.resolver';
+import { ChannelSetupResolver } from './resolvers/channel-setup.resolver';
 import { ChatResolver } from './resolvers/chat.resolver';
+import { VoiceResolver } from './resolvers/voice.resolver';
 import { MemoryResolver } from './resolvers/memory.resolver';
 import { PairingResolver } from './resolvers/pairing.resolver';
 import { QueueResolver } from './resolvers/queue.resolver';
@@ -87,6 +91,7 @@ export interface ApiServices {
     sessionMaintenance: SessionMaintenanceService;
     tools: { registry: ToolRegistry; approvals: ToolApprovalService };
     overview: ChannelOverview;
+    channelSetups: ChannelSetupService;
     beats: BeatService;
     beatRunner: BeatRunner;
     beatFeed: BeatRunFeed;
@@ -98,6 +103,7 @@ export interface ApiServices {
     documents: DocumentService | null;
     providerHealth: ProviderHealthService;
     memoryReindex: MemoryReindexCommands;
+    webVoice: WebVoiceNotes;
   } | null;
 }
 
@@ -118,9 +124,11 @@ export function createResolverRegistry(s: ApiServices, maxPageSize: number): Res
   if (chat) {
     registry.set(ModelResolver, new ModelResolver(chat.providerHealth));
     registry.set(MemoryReindexResolver, new MemoryReindexResolver(chat.memoryReindex));
+    registry.set(VoiceResolver, new VoiceResolver(chat.webVoice));
     registry.set(ChatResolver, new ChatResolver(chat.web, s.sessions, chat.rotation, chat.turnControl, chat.usage, chat.compaction, chat.sessionMaintenance));
     registry.set(ToolResolver, new ToolResolver(chat.tools.registry, chat.tools.approvals));
     registry.set(ChannelResolver, new ChannelResolver(chat.overview));
+    registry.set(ChannelSetupResolver, new ChannelSetupResolver(chat.channelSetups));
     registry.set(BeatResolver, new BeatResolver(chat.beats, chat.beatRunner, maxPageSize));
     registry.set(SkillResolver, new SkillResolver(chat.skills.service, chat.skills.syncCommands));
     registry.set(WebhookResolver, new WebhookResolver(chat.webhooks));
