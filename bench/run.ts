@@ -8,6 +8,7 @@ import { mkdirSync } from 'node:fs';
 import path from 'node:path';
 import { chatBench } from './chat.bench';
 import { memoryBench } from './memory.bench';
+import { documentsBench } from './documents.bench';
 import { telegramBench } from './telegram.bench';
 import { subscribersBench } from './subscribers.bench';
 import { startupBench } from './startup.bench';
@@ -18,6 +19,7 @@ import { Results } from './support/results';
 const SUITES: Record<string, (b: BenchContext) => Promise<void>> = {
   chat: chatBench,
   memory: memoryBench,
+  documents: documentsBench,
   contention: contentionBench,
   telegram: telegramBench,
   subscribers: subscribersBench,

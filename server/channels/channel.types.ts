@@ -1,5 +1,6 @@
 import type { InboundImage } from '../modules/conversation';
 import type { InboundVoice } from '../modules/voice';
+import type { InboundDocument } from '../modules/documents';
 
 export type ChatKindName = 'dm' | 'group';
 
@@ -20,6 +21,8 @@ export interface InboundMessage {
   receivedAt?: Date;
   /** A voice note or audio file to transcribe (the text is then its caption, often empty). */
   voice?: InboundVoice;
+  /** A file to add as a document (the text is then its caption, often empty). */
+  document?: InboundDocument;
   /** The DM session key a channel names itself (web and TUI: `<channel>:<userId>`); platforms leave it out. */
   sessionKey?: string | null;
 }

@@ -8,6 +8,7 @@ import type { SessionEventPublisher } from '../modules/events';
 import { ChatKind, sessionKeyFor, type Session, type SessionLifecycleService } from '../modules/sessions';
 import type { User, UserService } from '../modules/users';
 import { VOICE_MESSAGES, type VoiceNoteService } from '../modules/voice';
+import type { DocumentInbox } from '../modules/documents';
 import type { InboundMessage } from './channel.types';
 import { compose, type Middleware } from './middleware';
 
@@ -83,6 +84,8 @@ export interface InboundPipelineDeps {
   linker?: SelfLinker;
   /** Voice notes: checked, stashed and queued for transcription; without it they are refused. */
   voice?: Pick<VoiceNoteService, 'accept'>;
+  /** Documents sent in chats: checked, downloaded and queued for ingestion; without it they are refused. */
+  documents?: Pick<DocumentInbox, 'accept'>;
 }
 
 /**
@@ -248,6 +251,7 @@ export class InboundPipeline {
   private async enqueue(c: InboundContext): Promise<void> {
     const { message } = c;
     if (message.voice) return this.enqueueVoice(c, message.voice);
+    if (message.document) return this.enqueueDocument(c, message.document);
     if (!message.text.trim() && !message.images?.length) {
       c.dropped = 'empty';
       return;
@@ -263,5 +267,13 @@ export class InboundPipeline {
     if (outcome.reply) c.replies.push(outcome.reply);
     if (outcome.queued) c.voiceQueued = true;
     else c.dropped = 'voice refused';
+  }
+
+  private async enqueueDocument(c: InboundContext, doc: NonNullable<InboundMessage['document']>): Promise<void> {
+    const { message } = c;
+    const origin = { session: c.session!, trust: c.user!.trust, channel: message.channel, chatId: message.chatId };
+    const outcome = this.deps.documents ? await this.deps.documents.accept(c.ctx, doc, origin) : { reply: 'Documents are not read on this server.', queued: false };
+    c.replies.push(outcome.reply);
+    if (!outcome.queued) c.dropped = 'document refused';
   }
 }

@@ -343,7 +343,7 @@ export async function buildChatServices(deps: ChatDeps): Promise<ChatServices> {
   registerBeatCommands(commands, beats.beats);
   voice.registerCommands(commands);
   const selfLink = new IdentityLinkService({ users: deps.users, audit: deps.audit, store: new RedisLinkCodes(main, prefix), clock });
-  const { pipeline, policies } = createInboundPipeline({ config, logger, db, redis: main, users: deps.users, pairing, lifecycle, rotation, turns, commands, events, notices: delivery, clock, voice: voice.notes, linker: selfLink });
+  const { pipeline, policies } = createInboundPipeline({ config, logger, db, redis: main, users: deps.users, pairing, lifecycle, rotation, turns, commands, events, notices: delivery, clock, voice: voice.notes, linker: selfLink, documents: documents?.inbox });
   const web = new WebChannel(
     pipeline,
     deps.users,

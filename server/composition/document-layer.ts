@@ -5,6 +5,7 @@ import type { SlashCommandService } from '../modules/commands';
 import type { NoticeSender } from '../modules/events';
 import {
   createDocumentSearchTool,
+  DocumentInbox,
   DocumentFiles,
   DocumentIngestService,
   DocumentService,
@@ -48,6 +49,8 @@ export class DocumentLayer {
   readonly ingest: DocumentIngestService;
   readonly search: KnowledgeSearchService;
   readonly recall: KnowledgeRecall;
+  /** Documents sent in chats. */
+  readonly inbox: DocumentInbox;
   private readonly jobs: ReturnType<typeof ingestJobs>;
 
   constructor(private readonly deps: DocumentLayerDeps) {
@@ -59,6 +62,7 @@ export class DocumentLayer {
     this.ingest = new DocumentIngestService(db, this.files, memory.store, this.service, deps.notices, limits);
     this.search = new KnowledgeSearchService(db, memory.store, memory.search);
     this.recall = new KnowledgeRecall(this.search, memory.search);
+    this.inbox = new DocumentInbox(this.service);
   }
 
   /** `document_search`. */

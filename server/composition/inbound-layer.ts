@@ -12,6 +12,7 @@ import type { PairingService } from '../modules/pairing';
 import { SessionExpiryService, type SessionLifecycleService } from '../modules/sessions';
 import type { UserService } from '../modules/users';
 import type { VoiceNoteService } from '../modules/voice';
+import type { DocumentInbox } from '../modules/documents';
 import { createSenderPolicies } from './sender-policies';
 
 export interface InboundLayerDeps {
@@ -32,6 +33,8 @@ export interface InboundLayerDeps {
   linker?: SelfLinker;
   /** Voice notes; refused with a message when omitted. */
   voice?: VoiceNoteService;
+  /** Documents sent in chats; refused with a message when omitted. */
+  documents?: DocumentInbox;
 }
 
 /** The inbound pipeline every channel feeds (DESIGN §2.2), with the unknown-sender policy of each channel. */
@@ -56,6 +59,7 @@ export function createInboundPipeline(deps: InboundLayerDeps): { pipeline: Inbou
     logger: deps.logger.child({ module: 'inbound' }),
     linker: deps.linker,
     voice: deps.voice,
+    documents: deps.documents,
     expiry: new SessionExpiryService(deps.rotation, () => ({ dailyResetHour: config.session.daily_reset_hour, timeZone: config.session.reset_timezone, idleMinutes: config.session.idle_minutes }), deps.clock),
   });
   return { pipeline, policies };

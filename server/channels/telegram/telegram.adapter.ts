@@ -15,6 +15,7 @@ import { ChannelStatusTracker, secretMatches, sleep, TypingRefresher } from './t
 import { mapTelegramMessage, type TelegramMediaRef } from './telegram.mapper';
 import { TelegramStreamer, type LiveReplyApi } from './telegram-streamer';
 import { mapTelegramVoice, sendTelegramVoice, telegramFileFetcher, telegramVoiceOf } from './telegram-voice';
+import { mapTelegramDocument, telegramDocumentOf } from './telegram-documents';
 
 /** Options of {@link TelegramTransport}; every field but `token` and `logger` has a default. */
 export interface TelegramTransportOptions {
@@ -324,8 +325,10 @@ export class TelegramTransport implements ChannelTransport {
 
   private async onMessage(bot: Bot, sink: InboundSink, msg: Message): Promise<void> {
     const me = bot.botInfo;
-    const voice = telegramVoiceOf(msg, telegramFileFetcher(bot, this.o.apiRoot, this.options.token!));
-    const mapped = voice ? mapTelegramVoice(msg, me, voice) : mapTelegramMessage(msg, { id: me.id, username: me.username });
+    const fetcher = telegramFileFetcher(bot, this.o.apiRoot, this.options.token!);
+    const voice = telegramVoiceOf(msg, fetcher);
+    const document = voice ? null : telegramDocumentOf(msg, fetcher);
+    const mapped = voice ? mapTelegramVoice(msg, me, voice) : document ? mapTelegramDocument(msg, me, document) : mapTelegramMessage(msg, { id: me.id, username: me.username });
     if (!mapped.ok)
       return void this.o.logger.debug(
         { chatId: msg.chat?.id, messageId: msg.message_id, reason: mapped.reason },

@@ -11,6 +11,7 @@ import { clearWhatsAppAuth, openWhatsAppAuth, type WhatsAppAuth } from './whatsa
 import { baileysDownloader, fetchInboundImage } from './whatsapp-media';
 import { mapInbound, selfIdentity, WHATSAPP_CHANNEL } from './whatsapp.mapper';
 import { mapWhatsAppVoice, sendWhatsAppVoice } from './whatsapp-voice';
+import { mapWhatsAppDocument } from './whatsapp-documents';
 import { disconnectCode, loadBaileys, type DownloadWhatsAppMedia, type MakeWhatsAppSocket, type WhatsAppSocket } from './whatsapp-sdk';
 
 const LOGGED_OUT = 401; // DisconnectReason.loggedOut
@@ -300,7 +301,7 @@ export class WhatsAppTransport implements ChannelTransport {
   private async toInbound(sock: WhatsAppSocket, raw: WAMessage): Promise<InboundMessage | null> {
     const { logger } = this.options;
     const download = this.options.downloadMedia ?? baileysDownloader(this.sdkLogger());
-    const mapped = mapWhatsAppVoice(raw, selfIdentity(sock.user), sock, download) ?? mapInbound(raw, selfIdentity(sock.user));
+    const mapped = mapWhatsAppVoice(raw, selfIdentity(sock.user), sock, download) ?? mapWhatsAppDocument(raw, selfIdentity(sock.user), sock, download) ?? mapInbound(raw, selfIdentity(sock.user));
     if (mapped.kind === 'skip') {
       if (mapped.malformed) logger.warn({ id: raw?.key?.id, reason: mapped.reason }, 'malformed whatsapp message skipped');
       else logger.debug({ id: raw?.key?.id, reason: mapped.reason }, 'whatsapp message skipped');

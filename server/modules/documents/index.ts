@@ -10,3 +10,4 @@ export { KnowledgeRecall } from './knowledge-recall';
 export { registerDocumentCommands } from './document-commands';
 export { createDocumentSearchTool } from './tools/document-search.tool';
 export { claimedKind, SUPPORTED_FORMATS } from './extract/document-format';
+export { DocumentInbox, type InboundDocument, type DocumentOrigin } from './document-inbox';
