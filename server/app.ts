@@ -20,7 +20,9 @@ import { RedisConnections, safeRedisUrl } from './redis/redis-connections';
 import { AuditService } from './modules/audit';
 import { ApiTokenService, OwnerBootstrap } from './modules/auth';
 import type { MemoryService } from './modules/memory';
-import { McpService } from './modules/mcp';
+import { createServedTools, MCP_SERVE_CHANNEL, McpServeService, McpService, type McpAsk } from './modules/mcp';
+import { mcpRouter } from './http/mcp-endpoint';
+import { DEFAULT_MODEL } from './channels/api';
 import { PluginSettingService } from './modules/plugins';
 import { SessionService } from './modules/sessions';
 import { UserService } from './modules/users';
@@ -309,6 +311,7 @@ export class App {
       uploads: chat?.documents ? uploadRouter({ documents: chat.documents.service, contextFor, logger: this.logger.child({ module: 'uploads' }) }) : undefined,
       readiness: () => this.serviceReadiness(),
       openai: chat ? this.openAIRouter(chat) : undefined,
+      mcp: this.mcpRouter(),
       exports: exportDownloadRouter(this.services.userData, this.logger.child({ module: 'exports' })),
       hooks: chat ? webhookRouter(chat.webhooks.trigger, { maxBodyKb: this.config.webhooks.max_body_kb, logger: this.logger.child({ module: 'webhooks' }) }) : undefined,
       // Every API process serves the webhooks of the channels that are on, held here or elsewhere.
@@ -338,6 +341,43 @@ export class App {
       maxBodyKb: api.max_body_kb,
       enabled: () => api.enabled,
       logger: this.logger.child({ module: 'api' }),
+    });
+  }
+
+  /** `/mcp`: Muninn as an MCP server, acting as the API token's user. */
+  private mcpRouter() {
+    const s = this.services;
+    const chat = this.chat;
+    const authCtx = this.systemCtx('mcp-auth');
+    const ask: McpAsk | null = chat
+      ? {
+          ask: async (ctx, text, signal) => {
+            const user = await s.users.get(authCtx, ctx.userId!);
+            const tokenId = ctx.actor.kind === 'user' ? (ctx.actor.tokenId ?? '') : '';
+            const request = { model: DEFAULT_MODEL, messages: [{ role: 'user' as const, text, images: [] }], stream: false, includeUsage: false, maxTokens: null, tools: [], toolChoice: null };
+            const outcome = await chat.api.channel.complete({ user, tokenId }, request, MCP_SERVE_CHANNEL, () => undefined, signal);
+            return outcome.text;
+          },
+        }
+      : null;
+    const serve = new McpServeService({
+      tools: createServedTools({ search: s.memory.search, memories: s.memories, sessions: s.sessions, beats: chat?.beats.beats ?? null, ask }),
+      db: this.db,
+      audit: s.audit,
+      activation: s.plugins,
+      timeoutMs: this.config.tools.timeout_ms,
+      maxOutputChars: this.config.tools.max_output_chars,
+    });
+    return mcpRouter({
+      serve,
+      authenticate: async (token) => {
+        const found = await s.tokens.verify(authCtx, token);
+        return found ? { user: found.user, tokenId: found.apiToken.id } : null;
+      },
+      rateLimit: chat ? (tokenId) => chat.api.rateLimit.consume(tokenId) : undefined,
+      maxBodyKb: this.config.server.body_limit_kb,
+      version: appVersion(),
+      logger: this.logger.child({ module: 'mcp-serve' }),
     });
   }
 

@@ -40,6 +40,8 @@ export interface HttpServerOptions {
   hooks?: Router;
   /** `GET /exports/<id>?token=…`: one-time downloads of user data exports. */
   exports?: Router;
+  /** `/mcp`: Muninn as an MCP server (streamable HTTP). */
+  mcp?: Router;
   /** `POST /uploads`: documents as multipart uploads (absent without the documents layer). */
   uploads?: Router;
   /** Extra POST endpoints (channel webhooks), mounted with a JSON body parser. */
@@ -233,6 +235,7 @@ export async function startHttpServer(options: HttpServerOptions): Promise<Runni
     expressMiddleware(apollo, { context: async ({ req }) => options.contextFor(req.headers.authorization) }),
   );
   if (options.openai) app.use(options.openai);
+  if (options.mcp) app.use(options.mcp);
   if (options.hooks) app.use(options.hooks);
   if (options.exports) app.use(options.exports);
   if (options.uploads) app.use(options.uploads);

@@ -4,6 +4,8 @@ export { McpHub, type McpServerStatus, type McpToolStatus, type McpServerSource,
 export { McpServerRecord } from './mcp-server.entity';
 export { McpCredential } from './mcp-credential.entity';
 export { McpCredentialService, type SecretSealer, type SecretRegistry } from './mcp-credential.service';
+export { McpServeService, type McpServeDeps } from './mcp-serve.service';
+export { createServedTools, MCP_SERVE_CHANNEL, type ServedToolDeps, type McpAsk } from './served-tools';
 
 // === Helpers
 export { mcpToolName, uniqueName, matchesPattern } from './mcp-tool-names';
