@@ -32,6 +32,7 @@ import { createQueryLimits } from './graphql/limits';
 import { createResolverRegistry, createStreams, type ApiServices } from './graphql/resolver-registry';
 import { PairingService } from './modules/pairing';
 import { buildChatServices, type ChatServices } from './composition/chat-services';
+import type { ChannelSdk } from './composition/channel-transports';
 import { startChatChannels, startChatWorkers } from './composition/chat-workers';
 import { MemoryLayer } from './composition/memory-layer';
 import { KnowledgeSearchService } from './modules/documents';
@@ -59,6 +60,8 @@ export interface AppOptions {
   redis?: boolean;
   /** Time for session resets and retention; tests move it forward. @default wall-clock time */
   clock?: Clock;
+  /** Fakes of the chat platforms' SDKs (tests: a WhatsApp socket). @default the real ones */
+  channelSdk?: ChannelSdk;
 }
 
 /** The services of one process. */
@@ -183,6 +186,8 @@ export class App {
           mcp,
           clock: options.clock,
           metrics,
+          secretBox,
+          channelSdk: options.channelSdk,
         });
         const built = chat;
         stack.add('chat services', () => built.close());
@@ -265,6 +270,7 @@ export class App {
         sessionMaintenance: chat.sessionMaintenance,
         tools: chat.tools,
         overview: chat.overview,
+        channelSetups: chat.channelSetups,
         beats: chat.beats.beats,
         beatRunner: chat.beats.runner,
         beatFeed: chat.beats.feed,

@@ -19,6 +19,7 @@ import { Webhook } from './modules/webhooks';
 import { Document, DocumentChunk } from './modules/documents';
 import { VoicePreference } from './modules/voice';
 import { McpServerRecord, McpCredential } from './modules/mcp';
+import { ChannelSetup } from './modules/channel-setup';
 import { UserBudget } from './modules/budgets';
 
 /** Every entity of the data model, in one explicit list (no globbing); handed to the data source by its callers. */
@@ -46,5 +47,6 @@ export const ENTITIES = [
   VoicePreference,
   McpServerRecord,
   McpCredential,
+  ChannelSetup,
   UserBudget,
 ] as const;

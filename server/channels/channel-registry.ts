@@ -19,6 +19,17 @@ export class ChannelRegistry {
     this.transports.set(transport.channel, transport);
   }
 
+  /**
+   * Puts `transport` in place of the channel's current one, which is stopped first when it runs here (a
+   * channel set up again from the console); null removes the channel from this process.
+   */
+  async replace(channel: string, transport: ChannelTransport | null): Promise<void> {
+    await this.stop(channel);
+    if (transport) this.transports.set(channel, transport);
+    else this.transports.delete(channel);
+    this.emitStatus(transport?.status() ?? { channel, state: 'STOPPED', lastError: null, qr: null, updatedAt: new Date() });
+  }
+
   get(channel: string): ChannelTransport | null {
     return this.transports.get(channel) ?? null;
   }

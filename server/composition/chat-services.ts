@@ -58,7 +58,11 @@ import type { OutboundSender } from '../modules/agent';
 import type { MemoryLayer } from './memory-layer';
 import { DocumentLayer } from './document-layer';
 import { createToolLayer, type ToolLayer } from './tool-layer';
-import { createChannelTransports } from './channel-transports';
+import { createChannelTransports, createPlatformTransport, type ChannelSdk } from './channel-transports';
+import { ChannelSetupService, type SetupSealer } from '../modules/channel-setup';
+import { ChannelSetupSync } from '../channels/channel-setup-sync';
+import type { ChannelTransport } from '../channels/channel.types';
+import { BotApiTokenCheck } from '../channels/telegram/telegram-token-check';
 import { createInboundPipeline } from './inbound-layer';
 import { IdentityLinkService } from '../modules/linking';
 import { RedisLinkCodes } from '../redis/redis-link-codes';
@@ -89,6 +93,10 @@ export interface ChatDeps {
   clock?: Clock;
   /** Where turns, model calls, deliveries and job failures are counted. @default none */
   metrics?: Metrics;
+  /** Seals the channel settings entered in the console. */
+  secretBox: SetupSealer;
+  /** Fakes of the platforms' SDKs (tests). @default the real ones */
+  channelSdk?: ChannelSdk;
 }
 
 /** How often the maintenance job runs (retention, overdue approvals). */
@@ -113,6 +121,10 @@ export interface ChatServices {
   models: ModelCallService;
   modelQueues: ModelCallQueues;
   channels: ChannelRegistry;
+  /** Telegram and WhatsApp set up from the console (OWNER), sealed at rest. */
+  channelSetups: ChannelSetupService;
+  /** Rebuilds the platform transports when their set-up changes (read by the channel switch). */
+  channelSetupSync: ChannelSetupSync;
   /** One holder per platform channel in the cluster. */
   channelLeases: ChannelLeases;
   delivery: DeliveryService;
@@ -369,9 +381,23 @@ export async function buildChatServices(deps: ChatDeps): Promise<ChatServices> {
   const sessionMaintenance = new SessionMaintenanceService(db, deps.sessions, turnControl, events, clock);
   const housekeeping = new HousekeepingService({ sessions: sessionMaintenance, approvals: tools.approvals, retentionDays: () => config.session.retention_days });
   const maintenance = maintenanceJobs(queueEnv, MAINTENANCE_EVERY_MS);
-  for (const transport of createChannelTransports({ config, logger, redactor: deps.redactor, onStatus: (t) => channels.emitStatus(t.status()), commands: () => commands.menu() })) {
-    channels.register(transport);
-  }
+  const transportDeps = { config, logger, redactor: deps.redactor, onStatus: (t: ChannelTransport) => channels.emitStatus(t.status()), commands: () => commands.menu(), sdk: deps.channelSdk };
+  for (const transport of createChannelTransports(transportDeps)) channels.register(transport);
+  const channelSetups = new ChannelSetupService({
+    db,
+    box: deps.secretBox,
+    redactor: deps.redactor,
+    audit: deps.audit,
+    plugins: deps.plugins,
+    telegram: new BotApiTokenCheck({ apiRoot: config.channels.telegram.api_root }),
+    configured: (channel) => ({ enabled: config.channels[channel].enabled, secretSet: channel === 'telegram' && !!config.channels.telegram.bot_token }),
+  });
+  const channelSetupSync = new ChannelSetupSync({
+    registry: channels,
+    setups: channelSetups,
+    build: (channel, stored) => createPlatformTransport(transportDeps, channel, stored),
+    logger: logger.child({ module: 'channels' }),
+  });
   const overview = new ChannelOverview({ registry: channels, settings: deps.plugins });
   return {
     queueEnv,
@@ -389,6 +415,8 @@ export async function buildChatServices(deps: ChatDeps): Promise<ChatServices> {
     models,
     modelQueues,
     channels,
+    channelSetups,
+    channelSetupSync,
     channelLeases: new RedisChannelLeases(main, prefix, config.channels.lease_ms, liveness),
     delivery,
     tools,

@@ -140,8 +140,14 @@ export async function startChatChannels(chat: ChatServices, deps: ChannelDeps): 
     logger: deps.logger.child({ module: 'channels' }),
     leases: chat.channelLeases,
     contend: deps.contend,
+    transports: chat.channelSetupSync,
   });
+  // A set-up stored by this process applies at once; other processes see it at their next read.
+  const unwatch = chat.channelSetups.onChange(() => void channelSwitch.reconcile());
   await channelSwitch.start();
-  stack.add('channel switch', () => channelSwitch.stop());
+  stack.add('channel switch', async () => {
+    unwatch();
+    await channelSwitch.stop();
+  });
   return stack;
 }

@@ -4,6 +4,7 @@ import path from 'node:path';
 import { App } from '../../server/app';
 import type { Clock } from '../../server/common/clock';
 import type { AppConfig } from '../../server/config';
+import type { ChannelSdk } from '../../server/composition/channel-transports';
 import { deepMerge, testConfig } from './test-config';
 import { LogCapture } from './log-capture';
 import { GraphQLTestClient } from './graphql-client';
@@ -24,6 +25,8 @@ export interface TestAppOptions {
   workers?: boolean;
   /** Time for session resets and retention (e.g. a FakeClock). @default wall-clock time */
   clock?: Clock;
+  /** Fakes of the chat platforms' SDKs (a WhatsApp socket factory). */
+  channelSdk?: ChannelSdk;
 }
 
 export interface TestApp {
@@ -46,7 +49,7 @@ export async function startTestApp(options: TestAppOptions = {}): Promise<TestAp
   const pgUrl = explicitDb ? null : await testDatabaseUrl(dataDir);
   const config = testConfig(dataDir, pgUrl ? deepMerge(options.config ?? {}, { database: { url: pgUrl } }) : options.config, options.env);
   const logs = new LogCapture();
-  const app = await App.create({ config, logDestination: logs, clock: options.clock });
+  const app = await App.create({ config, logDestination: logs, clock: options.clock, channelSdk: options.channelSdk });
   const url = await app.listen();
   if (options.workers !== false && app.chat) {
     await app.startWorkers();

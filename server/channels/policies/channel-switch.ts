@@ -28,6 +28,14 @@ export interface ChannelSwitchDeps {
   leases?: ChannelLeases;
   /** Whether this process runs channels itself (else it only follows the settings, e.g. for webhooks). @default true */
   contend?: boolean;
+  /** Rebuilds transports whose settings changed at run time (set up from the console). @default none */
+  transports?: ChannelTransportSource;
+}
+
+/** Port: transports whose settings change while the server runs (ChannelSetupSync). */
+export interface ChannelTransportSource {
+  /** Replaces the transports whose settings changed in the registry; returns their channels. */
+  refresh(): Promise<string[]>;
 }
 
 /**
@@ -99,6 +107,18 @@ export class ChannelSwitch {
 
   private async reconcileOnce(): Promise<void> {
     const { registry, logger } = this.deps;
+    if (this.deps.transports) {
+      try {
+        for (const channel of await this.deps.transports.refresh()) {
+          // A new transport: its setting is read afresh and a failed start is tried again.
+          this.desired.delete(channel);
+          this.failed.delete(channel);
+          if (!registry.get(channel)) await this.release(channel);
+        }
+      } catch (err) {
+        logger.warn({ err }, 'could not apply changed channel settings');
+      }
+    }
     // Session-event channels (web, TUI) are switched by the config and served by the API: nothing to start.
     for (const transport of registry.all().filter((t) => t.delivery !== 'session-events')) {
       const channel = transport.channel;

@@ -110,10 +110,12 @@ export class TelegramTransport implements ChannelTransport {
     redactor: { add(secret: string): void };
     onStatus: (t: ChannelTransport) => void;
     commands?: () => ReadonlyArray<{ command: string; description: string }>;
+    /** A token set up from the console, in place of `bot_token`. */
+    token?: string;
   }): TelegramTransport {
     const c = deps.config.channels.telegram;
     return new TelegramTransport({
-      token: c.bot_token,
+      token: deps.token ?? c.bot_token,
       apiRoot: c.api_root,
       webhookUrl: c.webhook_url,
       logger: deps.logger,
@@ -132,7 +134,7 @@ export class TelegramTransport implements ChannelTransport {
   async start(sink: InboundSink): Promise<void> {
     if (this.life) return;
     if (!this.options.token) {
-      this.status$.set('ERROR', 'channels.telegram.bot_token is not set (env TELEGRAM_BOT_TOKEN); get one from @BotFather');
+      this.status$.set('ERROR', "channels.telegram.bot_token is not set (env TELEGRAM_BOT_TOKEN); get one from @BotFather and enter it on the console's Channels page");
       throw new Error('channels.telegram.enabled is true but channels.telegram.bot_token is not set (env TELEGRAM_BOT_TOKEN)');
     }
     this.life = new AbortController();

@@ -321,8 +321,12 @@ export function messageIdOf(idempotencyKey: string): string {
 }
 
 /** The WhatsApp transport as configured (`channels.whatsapp.*`, auth under `<data_dir>/whatsapp/auth`). */
-export function whatsAppTransportFromConfig(config: AppConfig, deps: { logger: Logger; onStatus?: (transport: ChannelTransport) => void }): WhatsAppTransport {
+export function whatsAppTransportFromConfig(
+  config: AppConfig,
+  deps: { logger: Logger; onStatus?: (transport: ChannelTransport) => void; makeSocket?: MakeWhatsAppSocket },
+): WhatsAppTransport {
   return new WhatsAppTransport({
+    makeSocket: deps.makeSocket,
     authDir: path.join(config.data_dir, 'whatsapp', 'auth'),
     perChatPerSecond: config.channels.whatsapp.per_chat_per_second,
     perMinute: config.channels.whatsapp.per_minute,

@@ -4,8 +4,8 @@ import type { MigrationInterface, QueryRunner } from 'typeorm';
  * Budgets: `usage.costUsd` (what each model call cost, null without a price) and the `user_budgets` table
  * (a user's own daily and monthly limits, cascade on user delete). Statements from TypeORM's schema builder.
  */
-export class Budgets1796502882499 implements MigrationInterface {
-  name = 'Budgets1796502882499';
+export class Budgets1796511047123 implements MigrationInterface {
+  name = 'Budgets1796511047123';
 
   async up(q: QueryRunner): Promise<void> {
     if (q.connection.options.type === 'postgres') {
