@@ -11,7 +11,7 @@ import type { ChildProcess } from 'node:child_process';
 import OpenAI from 'openai';
 import { createUserWithToken } from '../../support/chat-helpers';
 import { dataOf } from '../../support/graphql-client';
-import { FakeOpenAIServer, FakeReplies, type RecordedRequest } from '../../support/fakes/fake-openai-server';
+import { FakeOpenAIServer, type RecordedRequest } from '../../support/fakes/fake-openai-server';
 import { startTestApp, type TestApp } from '../../support/test-app';
 import { killHard, spawnWorker } from '../../support/worker-spawn';
 import { UsageRecord } from '../../../server/modules/usage';
@@ -35,7 +35,7 @@ describe('budgets under concurrency (two worker processes)', () => {
   beforeAll(async () => {
     model = await FakeOpenAIServer.start({ models: ['fake-model', 'fake-embed'] });
     // Slow enough that many calls are in flight at once on both workers.
-    model.setDefault((req) => ({ ...FakeReplies.text(`Echo: ${lastUserText(req).slice(0, 40)}`, { usage: { prompt_tokens: 100, completion_tokens: 100 } }), delayMs: 150 }));
+    model.setDefault((req) => ({ text: `Echo: ${lastUserText(req).slice(0, 40)}`, usage: { prompt_tokens: 100, completion_tokens: 100 }, delayMs: 150 }));
     t = await startTestApp({
       workers: false,
       config: {
@@ -98,7 +98,7 @@ describe('budgets under concurrency (two worker processes)', () => {
     expect(budget).toEqual({ spentMonthUsd: LIMIT_USD, monthlyUsd: LIMIT_USD });
 
     // Once spent, a request is refused before anything is stored, with the time until the month resets.
-    const late = await api.chat.completions.create({ model: 'muninn', messages: [{ role: 'user', content: 'one more' }] }).catch((e: unknown) => e as InstanceType<typeof OpenAI.APIError>);
+    const late = (await api.chat.completions.create({ model: 'muninn', messages: [{ role: 'user', content: 'one more' }] }).catch((e: unknown) => e)) as InstanceType<typeof OpenAI.APIError>;
     expect(late).toBeInstanceOf(OpenAI.RateLimitError);
     const retryAfter = Number(late.headers?.get('retry-after'));
     const now = new Date();
