@@ -8,7 +8,6 @@ const fs = require('node:fs');
 const path = require('node:path');
 
 const ROOT = path.join(__dirname, '..');
-const quiet = process.argv.includes('--quiet');
 
 const TARGETS = [
   {
@@ -49,25 +48,31 @@ function scan(inputs) {
   return `${newest} ${files}`;
 }
 
-for (const target of TARGETS) {
-  const seen = scan(target.inputs);
-  const stampFile = path.join(ROOT, target.stamp);
-  let stamp = null;
-  try {
-    stamp = fs.readFileSync(stampFile, 'utf8').trim();
-  } catch {
-    // never built here
+/** Builds each target whose sources changed since its last build; exits the process when a build fails. */
+function buildIfStale(quiet) {
+  for (const target of TARGETS) {
+    const seen = scan(target.inputs);
+    const stampFile = path.join(ROOT, target.stamp);
+    let stamp = null;
+    try {
+      stamp = fs.readFileSync(stampFile, 'utf8').trim();
+    } catch {
+      // never built here
+    }
+    if (stamp === seen && fs.existsSync(path.join(ROOT, target.output))) {
+      if (!quiet) console.log(`muninn: ${target.name} is up to date`);
+      continue;
+    }
+    console.log(`muninn: building the ${target.name}…`);
+    const run = spawnSync(process.platform === 'win32' ? 'npm.cmd' : 'npm', ['run', '--silent', target.script], { cwd: ROOT, stdio: 'inherit' });
+    if (run.status !== 0) {
+      console.error(`muninn: building the ${target.name} failed (npm run ${target.script}).`);
+      process.exit(run.status ?? 1);
+    }
+    fs.mkdirSync(path.dirname(stampFile), { recursive: true });
+    fs.writeFileSync(stampFile, seen + '\n');
   }
-  if (stamp === seen && fs.existsSync(path.join(ROOT, target.output))) {
-    if (!quiet) console.log(`muninn: ${target.name} is up to date`);
-    continue;
-  }
-  console.log(`muninn: building the ${target.name}…`);
-  const run = spawnSync(process.platform === 'win32' ? 'npm.cmd' : 'npm', ['run', '--silent', target.script], { cwd: ROOT, stdio: 'inherit' });
-  if (run.status !== 0) {
-    console.error(`muninn: building the ${target.name} failed (npm run ${target.script}).`);
-    process.exit(run.status ?? 1);
-  }
-  fs.mkdirSync(path.dirname(stampFile), { recursive: true });
-  fs.writeFileSync(stampFile, seen + '\n');
 }
+
+module.exports = { buildIfStale };
+if (require.main === module) buildIfStale(process.argv.includes('--quiet'));

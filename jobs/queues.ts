@@ -19,6 +19,7 @@ export const QUEUES = {
   exports: 'exports',
   ingest: 'ingest',
   voice: 'voice',
+  speech: 'speech',
   memory: 'memory',
   modelCalls: (provider: string) => `model-calls.${provider}`,
 } as const;

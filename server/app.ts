@@ -301,6 +301,7 @@ export class App {
         documents: chat.documents?.service ?? null,
         providerHealth: chat.providerHealth,
         memoryReindex: chat.memoryReindex,
+        webVoice: chat.webVoice,
       },
     };
   }

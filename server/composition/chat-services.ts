@@ -20,6 +20,7 @@ import { Ctx } from '../common/ctx';
 import { DeliveryService } from '../channels/delivery';
 import { ChannelOverview } from '../channels/policies/channel-overview';
 import { WebChannel } from '../channels/web/web-channel';
+import { WebVoiceNotes } from '../channels/web/web-voice';
 import { ApiChannel, ImageFetcher, isStatelessApiSession } from '../channels/api';
 import { RedisClientRequests } from '../redis/redis-client-requests';
 import { RedisApiRateLimit } from '../redis/redis-api-rate-limit';
@@ -150,6 +151,8 @@ export interface ChatServices {
   documents: DocumentLayer | null;
   /** Voice notes in (transcription) and spoken replies out. */
   voice: VoiceLayer;
+  /** `sendVoiceNote`: recordings from the web chat. */
+  webVoice: WebVoiceNotes;
   /** `jobProgress(jobId)`: updates of background jobs started through the API (skill syncs, document ingestion). */
   jobProgress: JobProgressService;
   /** Linking a Telegram or WhatsApp handle by its user: codes for the console, `/link CODE` in chat. */
@@ -397,6 +400,7 @@ export async function buildChatServices(deps: ChatDeps): Promise<ChatServices> {
     api: { channel: api, rateLimit: apiRateLimit },
     outbound,
     voice,
+    webVoice: new WebVoiceNotes(web, () => config.voice.max_bytes),
     jobProgress: new JobProgressService(jobProgressSource, [
       ...(documents ? [(ctx: Ctx, jobId: string) => documents.service.ownsJob(ctx, jobId)] : []),
       // The export of a user's data is followed by whoever asked for it.

@@ -15,7 +15,7 @@ import { startTurnWorker } from '../../jobs/turns';
 import { startHeartbeatWorker } from '../../jobs/heartbeat';
 import { startSkillSyncWorker } from '../../jobs/skills';
 import { startIngestWorker } from '../../jobs/ingest';
-import { startVoiceWorker } from '../../jobs/voice';
+import { startVoiceWorkers } from '../../jobs/voice';
 import { startMemoryReindexWorker } from '../../jobs/memory';
 import type { ChatServices } from './chat-services';
 import type { MemoryLayer } from './memory-layer';
@@ -57,8 +57,8 @@ export async function startChatWorkers(chat: ChatServices, deps: WorkerDeps): Pr
   await chat.beats.syncAtStart(Ctx.system(logger, 'beats'));
   const heartbeat = await startHeartbeatWorker(env, chat.beats.runner, config.beats.concurrency);
   stack.add('heartbeat worker', () => heartbeat.close());
-  const voice = await startVoiceWorker(env, chat.voice.notes, chat.voice.replies, config.voice.concurrency);
-  stack.add('voice worker', () => voice.close());
+  const voice = await startVoiceWorkers(env, chat.voice.notes, chat.voice.replies, config.voice.concurrency);
+  stack.add('voice workers', () => voice.close());
   const skillSync = await startSkillSyncWorker(env, chat.skills.sync);
   stack.add('skill sync worker', () => skillSync.close());
   if (deps.memory) {

@@ -10,6 +10,7 @@ import { MemoryResolver } from './resolvers/memory.resolver';
 import { SessionResolver } from './resolvers/session.resolver';
 import { UserResolver } from './resolvers/user.resolver';
 import { ChatResolver } from './resolvers/chat.resolver';
+import { VoiceResolver } from './resolvers/voice.resolver';
 import { ToolResolver } from './resolvers/tool.resolver';
 import { PairingResolver } from './resolvers/pairing.resolver';
 import { ChannelResolver } from './resolvers/channel.resolver';
@@ -27,7 +28,7 @@ import { MemoryReindexResolver } from './resolvers/memory-reindex.resolver';
 import { ChannelSetupResolver } from './resolvers/channel-setup.resolver';
 
 /** Every resolver class, in a fixed order so the emitted SDL is stable. */
-export const RESOLVERS = [UserResolver, ApiTokenResolver, SessionResolver, MemoryResolver, AdminResolver, ChatResolver, ToolResolver, PairingResolver, ChannelResolver, ChannelSetupResolver, QueueResolver, BeatResolver, SkillResolver, WebhookResolver, ModelResolver, ServerInfoResolver, MemoryReindexResolver, DocumentResolver, SelfLinkResolver, UserDataResolver, McpResolver] as const;
+export const RESOLVERS = [UserResolver, ApiTokenResolver, SessionResolver, MemoryResolver, AdminResolver, ChatResolver, ToolResolver, PairingResolver, ChannelResolver, ChannelSetupResolver, QueueResolver, BeatResolver, SkillResolver, WebhookResolver, ModelResolver, ServerInfoResolver, MemoryReindexResolver, DocumentResolver, SelfLinkResolver, UserDataResolver, McpResolver, VoiceResolver] as const;
 
 /** Resolver instances by class; the composition root fills it. */
 export type ResolverRegistry = Map<Function, object>;

@@ -2,6 +2,7 @@ import { Ctx } from '../common/ctx';
 import { NO_METRICS, type Metrics } from '../common/metrics';
 import type { ChannelOverview } from '../channels/policies/channel-overview';
 import type { WebChannel } from '../channels/web/web-channel';
+import type { WebVoiceNotes } from '../channels/web/web-voice';
 import type { AuditService } from '../modules/audit';
 import type { BeatRunEvent, BeatRunFeed, BeatRunner, BeatService } from '../modules/beats';
 import type { ApiTokenService } from '../modules/auth';
@@ -32,6 +33,7 @@ import { BeatResolver } from './resolvers/beat.resolver';
 import { ChannelResolver } from './resolvers/channel.resolver';
 import { ChannelSetupResolver } from './resolvers/channel-setup.resolver';
 import { ChatResolver } from './resolvers/chat.resolver';
+import { VoiceResolver } from './resolvers/voice.resolver';
 import { MemoryResolver } from './resolvers/memory.resolver';
 import { PairingResolver } from './resolvers/pairing.resolver';
 import { QueueResolver } from './resolvers/queue.resolver';
@@ -101,6 +103,7 @@ export interface ApiServices {
     documents: DocumentService | null;
     providerHealth: ProviderHealthService;
     memoryReindex: MemoryReindexCommands;
+    webVoice: WebVoiceNotes;
   } | null;
 }
 
@@ -121,6 +124,7 @@ export function createResolverRegistry(s: ApiServices, maxPageSize: number): Res
   if (chat) {
     registry.set(ModelResolver, new ModelResolver(chat.providerHealth));
     registry.set(MemoryReindexResolver, new MemoryReindexResolver(chat.memoryReindex));
+    registry.set(VoiceResolver, new VoiceResolver(chat.webVoice));
     registry.set(ChatResolver, new ChatResolver(chat.web, s.sessions, chat.rotation, chat.turnControl, chat.usage, chat.compaction, chat.sessionMaintenance));
     registry.set(ToolResolver, new ToolResolver(chat.tools.registry, chat.tools.approvals));
     registry.set(ChannelResolver, new ChannelResolver(chat.overview));

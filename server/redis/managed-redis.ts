@@ -51,11 +51,22 @@ function ping(port: number): Promise<boolean> {
   });
 }
 
-function isRedisProcess(pid: number): boolean {
+function commandOf(pid: number): string {
   try {
-    return readFileSync(`/proc/${pid}/cmdline`, 'utf8').includes('redis-server');
+    return readFileSync(`/proc/${pid}/cmdline`, 'utf8');
   } catch {
-    return false;
+    return '';
+  }
+}
+
+const isRedisProcess = (pid: number): boolean => commandOf(pid).includes('redis-server');
+const isNodeProcess = (pid: number): boolean => /(^|\/)node\0/.test(commandOf(pid));
+
+function readPid(file: string): number {
+  try {
+    return Number(readFileSync(file, 'utf8').trim());
+  } catch {
+    return NaN;
   }
 }
 
@@ -68,9 +79,12 @@ export class ManagedRedis {
   private child: ChildProcess | null = null;
   private port = 0;
   private readonly pidFile: string;
+  /** The pid of the Muninn process that started the Redis of `pidFile`. */
+  private readonly ownerFile: string;
 
   constructor(private readonly options: ManagedRedisOptions) {
     this.pidFile = path.join(options.dir, 'redis.pid');
+    this.ownerFile = path.join(options.dir, 'redis.owner');
   }
 
   get url(): string {
@@ -142,6 +156,7 @@ export class ManagedRedis {
       if (this.child === child) logger.error({ code, signal }, 'the managed Redis stopped unexpectedly');
     });
     writeFileSync(this.pidFile, String(child.pid));
+    writeFileSync(this.ownerFile, String(process.pid));
     // However this process ends (a second signal exits at once, an uncaught error), its Redis goes too.
     process.once('exit', this.stopOnExit);
     logger.info({ port: this.port, dir }, 'started managed Redis');
@@ -160,6 +175,7 @@ export class ManagedRedis {
     await exited;
     clearTimeout(timer);
     rmSync(this.pidFile, { force: true });
+    rmSync(this.ownerFile, { force: true });
     this.options.logger.info('stopped managed Redis');
   }
 
@@ -169,8 +185,18 @@ export class ManagedRedis {
 
   private async stopStale(): Promise<void> {
     if (!existsSync(this.pidFile)) return;
-    const pid = Number(readFileSync(this.pidFile, 'utf8').trim());
+    const pid = readPid(this.pidFile);
+    const owner = readPid(this.ownerFile);
+    // A Redis whose Muninn still runs was not left behind: a second server on the same data folder would
+    // take it from the first one. Refuse instead.
+    if (Number.isInteger(owner) && owner > 0 && owner !== process.pid && isNodeProcess(owner) && Number.isInteger(pid) && pid > 0 && isRedisProcess(pid)) {
+      throw new ConfigError(
+        `Another Muninn server (pid ${owner}) is running on this data folder (${path.dirname(this.options.dir)}) with its managed Redis. ` +
+          `Stop it first (kill -TERM ${owner}), or give this one its own data_dir.`,
+      );
+    }
     rmSync(this.pidFile, { force: true });
+    rmSync(this.ownerFile, { force: true });
     if (!Number.isInteger(pid) || pid <= 0 || !isRedisProcess(pid)) return;
     this.options.logger.warn({ pid }, 'stopping a managed Redis left behind by an earlier run');
     process.kill(pid, 'SIGTERM');

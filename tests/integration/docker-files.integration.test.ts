@@ -29,7 +29,8 @@ describe('docker/', () => {
     expect(readme).toContain('npm ci && npm start');
     expect(section).toContain('npm ci && npm run build');
     // `npm start` runs the same build (`npm run build`, skipped when nothing changed) before serving.
-    expect(read('package.json')).toContain('"start": "node bin/build-if-stale.js && node bin/muninn.js serve"');
+    expect(read('package.json')).toContain('"start": "exec node bin/start.js serve"');
+    expect(read('bin/start.js')).toContain("require('./build-if-stale.js')");
     expect(read('bin/build-if-stale.js')).toMatch(/\['run', '--silent', target\.script\]/);
     expect(read('docker/Dockerfile')).toMatch(/CMD \["serve", "--role", "all"\]/);
   });

@@ -1,9 +1,10 @@
+import { spawn } from 'node:child_process';
 /**
  * The managed Redis (issue 2 "Redis"): a redis-server child process with its append-only file in the data
  * folder, a clear error when Redis is missing, and App.create starting and stopping its own when
  * `redis.url` is null.
  */
-import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
@@ -103,6 +104,35 @@ it('stops a managed Redis left behind by a crashed run before starting a new one
     expect(logs.text).toMatch(/left behind by an earlier run/);
   } finally {
     await next.stop();
+  }
+});
+
+it('refuses to start beside a live Muninn that runs its managed Redis on the same data folder', async () => {
+  const dir = tmpDir();
+  const first = new ManagedRedis({ dir, logger: logger().logger });
+  await first.start();
+  const firstPid = pidOf(dir);
+  // The Redis belongs to another Muninn process that still runs (a node process standing in for it).
+  const owner = spawn(process.execPath, ['-e', 'setTimeout(() => {}, 60000)'], { stdio: 'ignore' });
+  try {
+    writeFileSync(path.join(dir, 'redis.owner'), String(owner.pid));
+    const second = new ManagedRedis({ dir, logger: logger().logger });
+    await expect(second.start()).rejects.toThrow(
+      new RegExp(`Another Muninn server \\(pid ${owner.pid}\\) is running on this data folder .*kill -TERM ${owner.pid}.*own data_dir`),
+    );
+    // The first one's Redis was left alone.
+    expect(pidAlive(firstPid)).toBe(true);
+    expect(pidOf(dir)).toBe(firstPid);
+    // Once that process is gone, its Redis counts as left behind and the next start replaces it.
+    owner.kill('SIGKILL');
+    await new Promise((r) => owner.once('exit', r));
+    const third = new ManagedRedis({ dir, logger: logger().logger });
+    await third.start();
+    expect(await waitUntilGone(firstPid)).toBe(true);
+    await third.stop();
+  } finally {
+    owner.kill('SIGKILL');
+    await first.stop();
   }
 });
 

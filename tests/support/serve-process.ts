@@ -17,7 +17,7 @@ export interface ServeProcess {
 }
 
 /** Env of the child: the config file only, none of the variables that would override its keys. */
-function childEnv(configFile: string, nodeEnv = 'test'): NodeJS.ProcessEnv {
+export function childEnv(configFile: string, nodeEnv = 'test'): NodeJS.ProcessEnv {
   const env: NodeJS.ProcessEnv = {};
   for (const [k, v] of Object.entries(process.env)) {
     if (/^(MUNINN_|TELEGRAM_|WHATSAPP_)|^(DATABASE_URL|REDIS_URL|PORT|LOG_LEVEL)$/.test(k)) continue;

@@ -1,6 +1,7 @@
 import type { Ctx } from '../../common/ctx';
 import { ConflictError, ForbiddenError, ServiceUnavailableError, UserInputError } from '../../common/errors';
 import type { InboundImage } from '../../modules/conversation';
+import type { InboundVoice } from '../../modules/voice';
 import { SessionStatus, type SessionService } from '../../modules/sessions';
 import type { UserService } from '../../modules/users';
 import type { InboundPipeline } from '../inbound-pipeline';
@@ -14,6 +15,8 @@ export interface WebSendInput {
   sessionId?: string | null;
   text: string;
   images?: InboundImage[] | null;
+  /** A voice note (see WebVoiceNotes); the text is then its caption. */
+  voice?: InboundVoice | null;
 }
 
 export interface WebSendResult {
@@ -46,7 +49,7 @@ export class WebChannel {
     const text = input.text ?? '';
     if (text.length > MAX_TEXT_CHARS) throw new UserInputError(`text must be at most ${MAX_TEXT_CHARS} characters.`, 'text');
     const images = (input.images ?? []).map((img, i) => checkImage(img, i));
-    if (!text.trim() && !images.length) throw new UserInputError('text must not be empty.', 'text');
+    if (!text.trim() && !images.length && !input.voice) throw new UserInputError('text must not be empty.', 'text');
     // The queue check (a Redis round trip) overlaps the reads below, which store nothing; it is still
     // answered before anything is stored, and before any error of those reads.
     const checking = this.unavailable();
@@ -63,7 +66,7 @@ export class WebChannel {
       if (session.status !== SessionStatus.ACTIVE) throw new ConflictError('This session is archived; send without sessionId to use your active session.');
     }
     const result = await this.pipeline.handle(
-      { channel, chatId: `${channel}:${userId}`, sessionKey: `${channel}:${userId}`, chatKind: 'dm', sender: { handle: userId, displayName: user.displayName }, text, images },
+      { channel, chatId: `${channel}:${userId}`, sessionKey: `${channel}:${userId}`, chatKind: 'dm', sender: { handle: userId, displayName: user.displayName }, text, images, ...(input.voice ? { voice: input.voice } : {}) },
       { user, session },
     );
     // Nothing was stored (full disk, Redis gone mid-way): the client gets the retryable error, not a reply.
@@ -73,7 +76,8 @@ export class WebChannel {
     return {
       sessionId,
       messageId: result.ticket?.messageId ?? null,
-      status: result.ticket?.status ?? 'DONE',
+      // A voice note waits for its transcript (TRANSCRIBING) or was turned down with a reply (REFUSED).
+      status: result.ticket?.status ?? (result.voiceQueued ? 'TRANSCRIBING' : input.voice ? 'REFUSED' : 'DONE'),
       duplicate: result.ticket?.duplicate ?? false,
       reply: result.replies.join('\n\n') || null,
     };

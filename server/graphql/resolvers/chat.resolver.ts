@@ -44,7 +44,7 @@ class SendMessageInput {
 }
 
 @ObjectType({ description: 'A message handed to the assistant. Follow sessionEvents(sessionId) for the reply.' })
-class Turn {
+export class Turn {
   @Field(() => ID)
   sessionId!: string;
 

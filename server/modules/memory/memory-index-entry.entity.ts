@@ -8,6 +8,9 @@ import { Column, Entity, Index, PrimaryGeneratedColumn } from 'typeorm';
 @Entity('memory_index')
 // PostgreSQL only: GIN index on to_tsvector('simple', "searchText"), made by a hand-written migration.
 @Index('IDX_memory_index_content_tsv', { synchronize: false })
+// Every search filters on owner and most on type (recall leaves document passages and reminders out,
+// document search keeps only passages): counting the visible items reads this index alone.
+@Index(['owner', 'type'])
 export class MemoryIndexEntry {
   @PrimaryGeneratedColumn()
   seq!: number;
@@ -18,7 +21,6 @@ export class MemoryIndexEntry {
   itemId!: string;
 
   /** Visibility key: `user:<userId>`, `group:<groupId>` or `global`. */
-  @Index()
   @Column({ type: 'varchar', length: 340 })
   owner!: string;
 

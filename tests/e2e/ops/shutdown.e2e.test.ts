@@ -4,14 +4,15 @@
  * turns finished or handed back to the queue, subscriptions closed with 1001; after a restart every
  * acknowledged message is answered exactly once. Only a second signal exits at once.
  */
-import { mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { spawn } from 'node:child_process';
+import { existsSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import WebSocket from 'ws';
 import { FakeOpenAIServer } from '../../support/fakes/fake-openai-server';
 import { createUserWithToken, eventually, send } from '../../support/chat-helpers';
 import { GraphQLTestClient } from '../../support/graphql-client';
-import { startServeProcess, type ServeProcess } from '../../support/serve-process';
+import { childEnv, startServeProcess, type ServeProcess } from '../../support/serve-process';
 import { pidAlive } from '../../support/pid-alive';
 import { lastUserText } from '../pipeline/pipeline-helpers';
 import { checkStored } from '../fault/sqlite-check';
@@ -34,13 +35,14 @@ interface Rig {
 
 jest.setTimeout(150_000);
 
+const ROOT = path.join(__dirname, '..', '..', '..');
+
 const model = { server: null as FakeOpenAIServer | null };
 const dirs: string[] = [];
 const servers: ServeProcess[] = [];
 
-async function startRig(extra: Record<string, unknown> = {}, dataDir?: string): Promise<Rig> {
-  const dir = dataDir ?? mkdtempSync(path.join(os.tmpdir(), 'muninn-shutdown-'));
-  if (!dataDir) dirs.push(dir);
+/** The config of a server in `dir`: SQLite and a managed Redis there, the fake model. */
+function writeConfig(dir: string, extra: Record<string, unknown> = {}): string {
   const configFile = path.join(dir, 'muninn.json');
   writeFileSync(
     configFile,
@@ -55,6 +57,13 @@ async function startRig(extra: Record<string, unknown> = {}, dataDir?: string): 
       ...extra,
     }),
   );
+  return configFile;
+}
+
+async function startRig(extra: Record<string, unknown> = {}, dataDir?: string): Promise<Rig> {
+  const dir = dataDir ?? mkdtempSync(path.join(os.tmpdir(), 'muninn-shutdown-'));
+  if (!dataDir) dirs.push(dir);
+  const configFile = writeConfig(dir, extra);
   const server = await startServeProcess('serve', 'all', configFile, 90_000, 'production');
   servers.push(server);
   await eventually(async () => (await fetch(`${server.url}/readyz`)).status === 200, 30_000, '/readyz');
@@ -197,5 +206,64 @@ describe('shutdown on one signal (NODE_ENV=production)', () => {
     expect(second.ms).toBeLessThan(3_000);
     expect(again.server.logs.map((l) => String(l.msg))).toContain('second signal: exiting now');
     await eventually(() => !pidAlive(again.redisPid), 5_000, 'managed redis-server stopped with the process');
+  });
+
+  it('a SIGTERM during start-up lets start-up finish, then stops cleanly: exit 0, no Redis left', async () => {
+    const dir = mkdtempSync(path.join(os.tmpdir(), 'muninn-shutdown-'));
+    dirs.push(dir);
+    const configFile = writeConfig(dir);
+    const child = spawn(process.execPath, ['-r', path.join(ROOT, 'tests/support/swc-register.js'), path.join(ROOT, 'tests/support/cli-process.ts'), 'serve'], {
+      cwd: ROOT,
+      env: childEnv(configFile, 'production'),
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    const messages: string[] = [];
+    const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+    let signalled = false;
+    let buffer = '';
+    child.stdout!.setEncoding('utf8').on('data', (chunk: string) => {
+      const lines = (buffer + chunk).split('\n');
+      buffer = lines.pop()!;
+      for (const line of lines.filter(Boolean)) {
+        try {
+          messages.push(String((JSON.parse(line) as { msg?: unknown }).msg));
+        } catch {
+          messages.push(line);
+        }
+      }
+      // The managed Redis is up, the rest of start-up (migrations, workers, listening) is still to come.
+      if (!signalled && messages.includes('started managed Redis')) {
+        signalled = true;
+        child.kill('SIGTERM');
+      }
+    });
+    const code = await Promise.race([exited, new Promise<'hung'>((r) => setTimeout(() => r('hung'), 60_000))]);
+    if (code === 'hung') child.kill('SIGKILL');
+    expect(signalled).toBe(true);
+    expect(code).toBe(0);
+    expect(messages).toContain('stopping once start-up is done');
+    expect(messages).toContain('stopped managed Redis');
+    expect(messages).not.toContain('second signal: exiting now');
+    // A clean stop removes the pid file of the managed Redis.
+    expect(existsSync(path.join(dir, 'redis', 'redis.pid'))).toBe(false);
+    expect(messages.some((m) => m.startsWith('Muninn is listening on'))).toBe(true);
+  });
+
+  it('a shutdown that cannot finish (its Redis stopped answering) exits 1 after shutdown_timeout_ms and a grace, not never', async () => {
+    const rig = await startRig({ shutdown_timeout_ms: 200 });
+    // The Redis freezes: every close that needs it waits for ever.
+    process.kill(rig.redisPid, 'SIGSTOP');
+    try {
+      rig.server.child.kill('SIGTERM');
+      const { code } = await waitExit(rig.server);
+      expect(code).toBe(1);
+      const logs = rig.server.logs.map((l) => String(l.msg));
+      expect(logs).toContain('shutting down');
+      expect(logs).toContain('shutdown did not finish in time: exiting now');
+    } finally {
+      process.kill(rig.redisPid, 'SIGCONT');
+    }
+    // The exit hook's SIGTERM reaches the Redis once it runs again.
+    await eventually(() => !pidAlive(rig.redisPid), 5_000, 'managed redis-server stopped with the process');
   });
 });
