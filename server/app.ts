@@ -265,6 +265,7 @@ export class App {
         turnControl: chat.turnControl,
         events: chat.events,
         usage: chat.usage,
+        budgets: chat.budgets,
         compaction: chat.compaction,
         sessionMaintenance: chat.sessionMaintenance,
         tools: chat.tools,

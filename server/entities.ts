@@ -20,6 +20,7 @@ import { Document, DocumentChunk } from './modules/documents';
 import { VoicePreference } from './modules/voice';
 import { McpServerRecord, McpCredential } from './modules/mcp';
 import { ChannelSetup } from './modules/channel-setup';
+import { UserBudget } from './modules/budgets';
 
 /** Every entity of the data model, in one explicit list (no globbing); handed to the data source by its callers. */
 export const ENTITIES = [
@@ -47,4 +48,5 @@ export const ENTITIES = [
   McpServerRecord,
   McpCredential,
   ChannelSetup,
+  UserBudget,
 ] as const;

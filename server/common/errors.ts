@@ -5,6 +5,7 @@ export type ErrorCode =
   | 'BAD_USER_INPUT'
   | 'NOT_FOUND'
   | 'RATE_LIMITED'
+  | 'BUDGET_EXCEEDED'
   | 'CONFLICT'
   | 'UPSTREAM_ERROR'
   | 'SERVICE_UNAVAILABLE'
@@ -62,6 +63,17 @@ export class RateLimitedError extends AppError {
     readonly retryAfterMs?: number,
   ) {
     super('RATE_LIMITED', message, retryAfterMs !== undefined ? { retryAfterMs } : undefined);
+  }
+}
+
+/** The user's daily or monthly budget is spent: no model call for them until `resetsAt`. */
+export class BudgetExceededError extends AppError {
+  constructor(
+    message: string,
+    readonly period: 'day' | 'month',
+    readonly resetsAt: Date,
+  ) {
+    super('BUDGET_EXCEEDED', message, { period, resetsAt: resetsAt.toISOString() });
   }
 }
 

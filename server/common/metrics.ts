@@ -5,6 +5,8 @@
 export const COUNTERS = {
   muninn_turns_total: { help: 'Turns finished, by status (done, failed, cancelled).', labels: ['status'] },
   muninn_model_tokens_total: { help: 'Model tokens, by provider, model and kind (input, output).', labels: ['provider', 'model', 'kind'] },
+  muninn_model_cost_usd_total: { help: 'Cost of model calls in USD (provider-reported or from the price table), by provider, model and the trust level of the user who pays (never by user).', labels: ['provider', 'model', 'trust'] },
+  muninn_budget_refusals_total: { help: 'Model calls refused (or downgraded) because the paying user\'s budget was spent, by trust level.', labels: ['trust'] },
   muninn_job_failures_total: { help: 'Failed queue job attempts, by queue.', labels: ['queue'] },
   muninn_deliveries_total: { help: 'Message chunks delivered to platform chats, by channel.', labels: ['channel'] },
   muninn_delivery_retries_total: { help: 'Failed deliveries that are tried again later, by channel.', labels: ['channel'] },

@@ -68,6 +68,8 @@ import { createInboundPipeline } from './inbound-layer';
 import { IdentityLinkService } from '../modules/linking';
 import { RedisLinkCodes } from '../redis/redis-link-codes';
 import { createBeatLayer, type BeatLayer } from './beat-layer';
+import { createBudgets } from './budget-layer';
+import type { BudgetService } from '../modules/budgets';
 import { registerBeatCommands, type ResultChannels } from '../modules/beats';
 import { createVoiceLayer, type VoiceLayer } from './voice-layer';
 
@@ -111,6 +113,8 @@ export interface ChatServices {
   lifecycle: SessionLifecycleService;
   rotation: SessionRotation;
   usage: UsageService;
+  /** Spending limits: the guard every model call asks, `me.budget`, `setUserBudget`. */
+  budgets: BudgetService;
   running: RunningTurns;
   turnControl: TurnControl;
   turnRunner: TurnRunner;
@@ -190,14 +194,19 @@ export async function buildChatServices(deps: ChatDeps): Promise<ChatServices> {
     onJobFailed: (queue) => metrics.inc('muninn_job_failures_total', { queue }),
   };
   const router =
-    deps.router ?? (await ModelRouter.fromConfig(config.ai, { logger: logger.child({ module: 'models' }), redactor: deps.redactor, sensitiveLogs: config.log.sensitive }));
-  deps.memory?.useEmbeddings(router);
+    deps.router ??
+    (await ModelRouter.fromConfig(config.ai, {
+      logger: logger.child({ module: 'models' }),
+      redactor: deps.redactor,
+      sensitiveLogs: config.log.sensitive,
+      downgradeTo: config.budgets.downgrade_to,
+    }));
   const clock = deps.clock ?? SYSTEM_CLOCK;
   const events = new RedisSessionEvents(main, eventsSub, logger.child({ module: 'events' }), { prefix });
   // Turns publish through this one: their events also feed the turn metrics.
   const turnEvents = meteredEvents(events, metrics);
   const lifecycle = new SessionLifecycleService(db, clock);
-  const usage = new UsageService(db);
+  const usage = new UsageService(db, clock);
   const running = new RunningTurns();
   const liveness = new ProcessLiveness(main, prefix);
   await liveness.start();
@@ -214,11 +223,6 @@ export async function buildChatServices(deps: ChatDeps): Promise<ChatServices> {
     return s ? { channel: s.channel, chatId: s.chatId } : null;
   });
   const callLog = new RedisProviderCallLog(main, prefix, modelLog);
-  const models = new ModelCallService(
-    router,
-    { jobs: modelQueues, executor: meteredExecutor(loggedExecutor(new ModelCallExecutor(liveReplies), callLog), metrics), marks: new RedisInteractiveMarks(main, prefix, config.ai.background_grace_ms) },
-    { backgroundGraceMs: config.ai.background_grace_ms, onFallback: (from, err) => modelLog.warn({ from, err }, 'model call failed; trying the fallback') },
-  );
   const outboundQueue = deliveryJobs(queueEnv, q.outbound_attempts);
   const delivery = new DeliveryService(
     { channels, mailbox: new RedisMailbox(main, prefix, q.turn_lock_ms, liveness), jobs: outboundQueue, events, logger: logger.child({ module: 'outbound' }), metrics },
@@ -227,6 +231,29 @@ export async function buildChatServices(deps: ChatDeps): Promise<ChatServices> {
   const resultChannels: ResultChannels = { names: () => channels.all().map((t) => t.channel), readsSessionEvents: (c) => channels.get(c)?.delivery === 'session-events' };
   const documents = deps.memory ? new DocumentLayer({ config, db, memory: deps.memory, queueEnv, notices: delivery }) : null;
   const beatLayer = createBeatLayer({ config, logger, db, users: deps.users, queueEnv, feedSub: beatFeedSub, clock, channels: resultChannels, notices: delivery });
+  // Every model call asks the budget guard first (DESIGN §10, Budgets).
+  const budgets = createBudgets({
+    config,
+    db,
+    redis: main,
+    audit: deps.audit,
+    notices: delivery,
+    results: () => beatLayer.results,
+    channels: resultChannels,
+    clock,
+    metrics,
+    logger: logger.child({ module: 'budgets' }),
+  });
+  const models = new ModelCallService(
+    router,
+    {
+      jobs: modelQueues,
+      executor: meteredExecutor(loggedExecutor(new ModelCallExecutor(liveReplies), callLog), metrics),
+      marks: new RedisInteractiveMarks(main, prefix, config.ai.background_grace_ms),
+      budgets,
+    },
+    { backgroundGraceMs: config.ai.background_grace_ms, onFallback: (from, err) => modelLog.warn({ from, err }, 'model call failed; trying the fallback') },
+  );
   const tools = createToolLayer({
     config,
     db,
@@ -236,6 +263,11 @@ export async function buildChatServices(deps: ChatDeps): Promise<ChatServices> {
     notices: delivery,
     extraTools: [...(deps.memory?.tools() ?? []), ...(documents?.tools() ?? []), ...beatLayer.tools],
     sources: deps.mcp ? [deps.mcp.hub] : [],
+  });
+  // Embeddings are charged to the user they are made for, with a usage row of their own.
+  deps.memory?.useEmbeddings(router, async (ctx, provider, model, texts) => {
+    const { usage: used, costUsd } = await models.chargeEmbeddings(ctx, provider, model, texts);
+    await usage.record(ctx, { userId: ctx.userId, sessionId: null, messageId: null, provider, model, role: 'embeddings', usage: used, costUsd });
   });
   const summaryQueue = summaryJobs(queueEnv);
   const summarizer = new SummarizerService(db, models, deps.memories, deps.users, usage);
@@ -314,6 +346,7 @@ export async function buildChatServices(deps: ChatDeps): Promise<ChatServices> {
     models,
     tools: tools.agentTools,
     approvals: tools.commandApprovals,
+    budgets,
     pendingMessages: async (ctx, sessionId) => (await turns.pending(ctx, sessionId)).length,
   });
   const deferred = new DeferredCompaction({ db, compaction, requests: new RedisCompactionRequests(main, prefix), scheduler: turnControl });
@@ -326,7 +359,14 @@ export async function buildChatServices(deps: ChatDeps): Promise<ChatServices> {
   voice.registerCommands(commands);
   const selfLink = new IdentityLinkService({ users: deps.users, audit: deps.audit, store: new RedisLinkCodes(main, prefix), clock });
   const { pipeline, policies } = createInboundPipeline({ config, logger, db, redis: main, users: deps.users, pairing, lifecycle, rotation, turns, commands, events, notices: delivery, clock, voice: voice.notes, linker: selfLink, documents: documents?.inbox });
-  const web = new WebChannel(pipeline, deps.users, deps.sessions, (channel) => config.channels[channel].enabled, () => redis.unreachable());
+  const web = new WebChannel(
+    pipeline,
+    deps.users,
+    deps.sessions,
+    (channel) => config.channels[channel].enabled,
+    () => redis.unreachable(),
+    (ctx, userId) => budgets.assertWithinBudget(ctx, userId),
+  );
   const api = new ApiChannel({
     db,
     pipeline,
@@ -369,6 +409,7 @@ export async function buildChatServices(deps: ChatDeps): Promise<ChatServices> {
     lifecycle,
     rotation,
     usage,
+    budgets,
     running,
     turnControl,
     liveness,

@@ -34,10 +34,21 @@ export interface MemoryLayerDeps {
  * vectors live in another space (and often another dimension); while the primary fails, search is
  * keyword-only.
  */
-export function routerEmbeddings(router: ModelRouter): EmbeddingSource {
+export function routerEmbeddings(router: ModelRouter, charge?: EmbeddingCharge): EmbeddingSource {
   const { provider, model } = router.primary('embeddings');
-  return { model: `${provider.name}/${model}`, embed: (texts, signal) => provider.embed(texts, { model, signal }) };
+  return {
+    model: `${provider.name}/${model}`,
+    embed: async (texts, signal, ctx) => {
+      const vectors = await provider.embed(texts, { model, signal });
+      // The vectors are good either way: a failed charge is logged, it does not cost the user their search.
+      if (charge && ctx) await charge(ctx, provider.name, model, texts).catch((err: Error) => ctx.logger.warn({ err: err.message }, 'could not record an embeddings call'));
+      return vectors;
+    },
+  };
 }
+
+/** Records (and charges to the user's budget) an embeddings call that succeeded. */
+export type EmbeddingCharge = (ctx: Ctx, provider: string, model: string, texts: string[]) => Promise<void>;
 
 /**
  * Long-term memory of one process (DESIGN §5): the search index (`memory.vector_store`), the embedder, the
@@ -86,8 +97,8 @@ export class MemoryLayer {
   }
 
   /** Vectors from the router's `embeddings` role; null makes memory search keyword-only (logged once). */
-  useEmbeddings(router: ModelRouter | null): void {
-    this.embedder.setSource(router ? routerEmbeddings(router) : null);
+  useEmbeddings(router: ModelRouter | null, charge?: EmbeddingCharge): void {
+    this.embedder.setSource(router ? routerEmbeddings(router, charge) : null);
     if (!router) this.deps.logger.info({ module: 'memory' }, 'no embedder — memory search is keyword-only');
   }
 

@@ -257,6 +257,45 @@ const backup = z
   .strict()
   .prefault({});
 
+const price = z
+  .object({
+    input_per_mtok: z.number().min(0).describe('USD per million input (prompt) tokens.'),
+    output_per_mtok: z.number().min(0).describe('USD per million output (completion) tokens.'),
+    cached_input_per_mtok: z.number().min(0).nullable().default(null).describe('USD per million cached input tokens; null charges them as input.'),
+  })
+  .strict();
+
+const periodBudget = z
+  .object({
+    daily_usd: z.number().min(0).nullable().default(null).describe('Most a user may spend per day (USD); null: unlimited.'),
+    monthly_usd: z.number().min(0).nullable().default(null).describe('Most a user may spend per month (USD); null: unlimited.'),
+  })
+  .strict();
+
+const budgets = z
+  .object({
+    defaults: z
+      .partialRecord(trustLevel, periodBudget)
+      .default({})
+      .describe('Budget per trust level, e.g. { "MEMBER": { "daily_usd": 1, "monthly_usd": 10 } }; a level not listed is unlimited (OWNER always, unless set per user).'),
+    on_exceed: z.enum(['block', 'downgrade']).default('block').describe('block: refuse model calls once the budget is spent (error BUDGET_EXCEEDED); downgrade: send them to budgets.downgrade_to.'),
+    downgrade_to: z
+      .union([z.enum(['main', 'summarizer', 'heartbeat', 'embeddings']), route])
+      .nullable()
+      .default(null)
+      .describe('With on_exceed downgrade: the route calls go to once the budget is spent, a role name ("summarizer") or { provider, model }.'),
+    warn_at: z.number().min(0.01).max(1).default(0.8).describe('Share of a daily or monthly budget at which the user is warned once per period.'),
+    max_output_tokens: z.number().int().min(16).default(4096).describe('Output tokens reserved for each call of a user with a budget, and the most such a call may write.'),
+    timezone: z
+      .string()
+      .nullable()
+      .default(null)
+      .refine((zone) => zone === null || isTimeZone(zone), { message: 'is not an IANA time zone: use a name like "Europe/Berlin" or "UTC" (null uses the server\'s time zone)' })
+      .describe("IANA time zone in which budget days and months begin; null uses the server's (TZ)."),
+  })
+  .strict()
+  .prefault({});
+
 const voice = z
   .object({
     reply: z.enum(['never', 'when_voice', 'always']).default('when_voice').describe('Spoken replies (needs ai.roles.speech): never, when_voice (to voice notes) or always; each user can override it with /voice on|off|auto.'),
@@ -375,6 +414,11 @@ export const appConfigSchema = z
     channels,
     voice,
     mcp: mcpConfigSchema,
+    pricing: z
+      .record(z.string(), price)
+      .default({})
+      .describe('Prices per model, keyed "<model>" or "<provider>/<model>" (the latter wins), e.g. { "gpt-4o": { "input_per_mtok": 2.5, "output_per_mtok": 10 } }.'),
+    budgets,
     default_trust: trustLevel.default('MEMBER').describe('Trust of users created without an explicit level.'),
   })
   .strict();
@@ -385,5 +429,9 @@ export type AppConfig = z.infer<typeof appConfigSchema>;
 export type ProviderConfig = z.infer<typeof provider>;
 /** Voice notes in and out (`voice.*`). */
 export type VoiceConfig = z.infer<typeof voice>;
+/** One model's price (USD per million tokens). */
+export type PriceConfig = z.infer<typeof price>;
+/** Spending limits and what happens when they are reached. */
+export type BudgetsConfig = z.infer<typeof budgets>;
 /** One role route. */
 export type RouteConfig = z.infer<typeof route>;

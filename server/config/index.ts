@@ -1,4 +1,4 @@
-export { appConfigSchema, type AppConfig, type ProviderConfig, type RouteConfig, type VoiceConfig } from './app-config.schema';
+export { appConfigSchema, type AppConfig, type ProviderConfig, type RouteConfig, type VoiceConfig, type PriceConfig, type BudgetsConfig } from './app-config.schema';
 export { loadConfig, defaultConfig, configFilePath, formatConfigIssues } from './load-config';
 export { renderConfigExample, CONFIG_EXAMPLE_FILE } from './config-example';
 export {

@@ -216,6 +216,18 @@ function validateCrossKeys(config: AppConfig): void {
       }
     }
   }
+  const { budgets } = config;
+  if (budgets.on_exceed === 'downgrade' && !budgets.downgrade_to) {
+    throw new ConfigError('config key "budgets.downgrade_to" is not set, but budgets.on_exceed is "downgrade". Fix: set it to a cheaper role ("summarizer") or route ({ "provider": "local", "model": "llama3.1:8b" }), or set budgets.on_exceed to "block".');
+  }
+  const downgrade = budgets.downgrade_to;
+  if (downgrade && typeof downgrade === 'object') {
+    for (const r of [downgrade, ...downgrade.fallbacks]) {
+      if (!names.includes(r.provider)) {
+        throw new ConfigError(`config key "budgets.downgrade_to.provider": provider "${r.provider}" is not defined. Fix: add it under ai.providers or use one of: ${names.join(', ') || '(none defined)'}.`);
+      }
+    }
+  }
   if (config.database.url && !/^postgres(ql)?:\/\//.test(config.database.url)) {
     throw new ConfigError(`config key "database.url": "${config.database.url.replace(/:[^:@/]*@/, ':***@')}" is not a postgres:// URL. Fix: use postgres://user:pass@host:5432/db, or remove it to use SQLite.`);
   }

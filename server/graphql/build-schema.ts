@@ -25,10 +25,11 @@ import { DocumentResolver } from './resolvers/document.resolver';
 import { ModelResolver } from './resolvers/model.resolver';
 import { ServerInfoResolver } from './resolvers/server-info.resolver';
 import { MemoryReindexResolver } from './resolvers/memory-reindex.resolver';
+import { BudgetResolver } from './resolvers/budget.resolver';
 import { ChannelSetupResolver } from './resolvers/channel-setup.resolver';
 
 /** Every resolver class, in a fixed order so the emitted SDL is stable. */
-export const RESOLVERS = [UserResolver, ApiTokenResolver, SessionResolver, MemoryResolver, AdminResolver, ChatResolver, ToolResolver, PairingResolver, ChannelResolver, ChannelSetupResolver, QueueResolver, BeatResolver, SkillResolver, WebhookResolver, ModelResolver, ServerInfoResolver, MemoryReindexResolver, DocumentResolver, SelfLinkResolver, UserDataResolver, McpResolver, VoiceResolver] as const;
+export const RESOLVERS = [UserResolver, ApiTokenResolver, SessionResolver, MemoryResolver, AdminResolver, ChatResolver, ToolResolver, PairingResolver, ChannelResolver, ChannelSetupResolver, QueueResolver, BeatResolver, SkillResolver, WebhookResolver, ModelResolver, ServerInfoResolver, MemoryReindexResolver, DocumentResolver, SelfLinkResolver, UserDataResolver, McpResolver, VoiceResolver, BudgetResolver] as const;
 
 /** Resolver instances by class; the composition root fills it. */
 export type ResolverRegistry = Map<Function, object>;

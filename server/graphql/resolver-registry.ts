@@ -23,6 +23,7 @@ import type { SessionMaintenanceService, SessionService } from '../modules/sessi
 import type { CompactionService } from '../modules/summarizer';
 import type { ToolApprovalService, ToolRegistry } from '../modules/tools';
 import type { UsageService } from '../modules/usage';
+import type { BudgetService } from '../modules/budgets';
 import type { UserService } from '../modules/users';
 import type { UserDataService } from '../modules/userdata';
 import type { ResolverRegistry } from './build-schema';
@@ -46,6 +47,7 @@ import { DocumentResolver } from './resolvers/document.resolver';
 import { ModelResolver } from './resolvers/model.resolver';
 import { ServerInfoResolver, type ServerInfoSource } from './resolvers/server-info.resolver';
 import { MemoryReindexResolver } from './resolvers/memory-reindex.resolver';
+import { BudgetResolver } from './resolvers/budget.resolver';
 import { SessionResolver } from './resolvers/session.resolver';
 import { ToolResolver } from './resolvers/tool.resolver';
 import { UserResolver } from './resolvers/user.resolver';
@@ -87,6 +89,7 @@ export interface ApiServices {
     turnControl: TurnScheduler;
     events: SessionEventSource;
     usage: UsageService;
+    budgets: BudgetService;
     compaction: CompactionService;
     sessionMaintenance: SessionMaintenanceService;
     tools: { registry: ToolRegistry; approvals: ToolApprovalService };
@@ -134,6 +137,7 @@ export function createResolverRegistry(s: ApiServices, maxPageSize: number): Res
     registry.set(WebhookResolver, new WebhookResolver(chat.webhooks));
     registry.set(SelfLinkResolver, new SelfLinkResolver(chat.selfLink));
     if (chat.documents) registry.set(DocumentResolver, new DocumentResolver(chat.documents, maxPageSize));
+    registry.set(BudgetResolver, new BudgetResolver(chat.budgets));
   }
   if (s.queues) registry.set(QueueResolver, new QueueResolver(s.queues));
   registry.set(McpResolver, new McpResolver(s.mcp));

@@ -80,6 +80,9 @@ export class TurnFinished extends SessionEventBase {
 
   @Field(() => String, { nullable: true })
   error?: string | null;
+
+  @Field(() => String, { nullable: true, description: 'Why a failed turn failed, as an error code clients can act on (BUDGET_EXCEEDED); null otherwise.' })
+  errorCode?: string | null;
 }
 
 @ObjectType()

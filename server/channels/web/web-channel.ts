@@ -40,6 +40,8 @@ export class WebChannel {
     private readonly enabled: (channel: ChatClient) => boolean = () => true,
     /** Null when the queues can take a message now, else why not (Redis down): checked before anything is stored. */
     private readonly unavailable: () => Promise<string | null> = async () => null,
+    /** Throws BudgetExceededError when the user's budget is spent (and calls over it are refused): checked before a message that needs the model is stored. */
+    private readonly budget: (ctx: Ctx, userId: string) => Promise<void> = async () => undefined,
   ) {}
 
   async send(ctx: Ctx, input: WebSendInput, channel: ChatClient = ChatClient.WEB): Promise<WebSendResult> {
@@ -61,6 +63,8 @@ export class WebChannel {
       throw new ServiceUnavailableError('The message queue is unreachable right now; nothing was stored. Try again in a few seconds.');
     }
     const [user, session] = await reading;
+    // Slash commands (/usage among them) are answered without the model, so they work over budget too.
+    if (!text.trim().startsWith('/')) await this.budget(ctx, userId);
     if (session) {
       if (session.userId !== userId) throw new ForbiddenError('You can only chat in your own sessions.');
       if (session.status !== SessionStatus.ACTIVE) throw new ConflictError('This session is archived; send without sessionId to use your active session.');

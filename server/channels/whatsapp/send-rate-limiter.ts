@@ -82,6 +82,15 @@ export class SendRateLimiter {
     if (this.lastPerChat.size > 1000) this.forgetIdleChats(now);
   }
 
+  /**
+   * Marks the end of a send to `chatId` (WhatsApp took it): the spacing to the next one counts from here,
+   * so a send that took a while to leave this process never lets the next follow it too closely.
+   */
+  sent(chatId: string): void {
+    const now = this.now();
+    if ((this.lastPerChat.get(chatId) ?? -Infinity) < now) this.lastPerChat.set(chatId, now);
+  }
+
   private forgetIdleChats(now: number): void {
     for (const [chat, at] of this.lastPerChat) if (at + this.spacingMs <= now) this.lastPerChat.delete(chat);
   }

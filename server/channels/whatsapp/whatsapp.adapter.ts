@@ -117,15 +117,23 @@ export class WhatsAppTransport implements ChannelTransport {
   async send(chunk: OutboundChunk, signal?: AbortSignal): Promise<{ platformMessageId?: string }> {
     this.connected(); // fail fast (the outbound queue retries) rather than hold a slot while offline
     await this.limiter.acquire(chunk.chatId, signal);
-    const sent = await this.connected().sendMessage(chunk.chatId, { text: chunk.text }, { messageId: messageIdOf(chunk.idempotencyKey) });
-    return { platformMessageId: sent?.key?.id ?? undefined };
+    try {
+      const sent = await this.connected().sendMessage(chunk.chatId, { text: chunk.text }, { messageId: messageIdOf(chunk.idempotencyKey) });
+      return { platformMessageId: sent?.key?.id ?? undefined };
+    } finally {
+      this.limiter.sent(chunk.chatId);
+    }
   }
 
   /** A spoken reply as a voice note, paced and idempotent like text. */
   async sendVoice(chatId: string, voice: OutboundVoice, idempotencyKey: string, signal?: AbortSignal): Promise<{ platformMessageId?: string }> {
     this.connected();
     await this.limiter.acquire(chatId, signal);
-    return sendWhatsAppVoice(this.connected(), chatId, voice, messageIdOf(idempotencyKey));
+    try {
+      return await sendWhatsAppVoice(this.connected(), chatId, voice, messageIdOf(idempotencyKey));
+    } finally {
+      this.limiter.sent(chatId);
+    }
   }
 
   /** Shows "composing…" (kept alive while on) or "paused". Never throws. */

@@ -8,10 +8,11 @@ import { checkTelegram } from '../doctor/channel-checks';
 import { formatCheck, type CheckResult } from '../doctor/check';
 import { checkProviders } from '../doctor/provider-checks';
 import { checkRedis } from '../doctor/redis-check';
+import { checkPricing } from '../doctor/pricing-check';
 import { checkDataFolder, checkDatabase } from '../doctor/storage-checks';
 
 /**
- * `muninn doctor`: checks config, data folder, database, Redis, model providers and channels, one line
+ * `muninn doctor`: checks config, data folder, database, Redis, model providers, prices and channels, one line
  * each (`ok`, `warn` or `FAIL` plus a hint), and exits 1 when any check fails. Nothing is changed: the
  * trial Redis is stopped again and a missing database is reported, not created.
  */
@@ -32,6 +33,7 @@ export function registerDoctorCommand(program: Command, run: CliRun): void {
         report(await checkDatabase(config));
         report(await checkRedis(config));
         for (const result of await checkProviders(config, io.env)) report(result);
+        report(checkPricing(config));
         report(checkTelegram(config));
       }
       const failed = results.filter((r) => r.verdict === 'FAIL').length;

@@ -1,4 +1,4 @@
-import { Arg, Authorized, Ctx as GqlCtx, Field, ID, InputType, Int, Mutation, ObjectType, Query, Resolver, Root, Subscription, registerEnumType } from 'type-graphql';
+import { Arg, Authorized, Ctx as GqlCtx, Field, Float, ID, InputType, Int, Mutation, ObjectType, Query, Resolver, Root, Subscription, registerEnumType } from 'type-graphql';
 import { MaxLength, ValidateNested } from 'class-validator';
 import { TrustLevel } from '../../common/trust';
 import type { WebChannel } from '../../channels/web/web-channel';
@@ -91,6 +91,12 @@ class UsageRow {
 
   @Field({ description: 'Some counts were estimated, not reported by the provider.' })
   estimated!: boolean;
+
+  @Field(() => Float, { description: 'Cost in USD of the calls in this row (provider-reported, else from the price table); calls of models without a price count 0.' })
+  costUsd!: number;
+
+  @Field(() => Int, { description: 'Calls of models without a price in the pricing table: their tokens are counted, their cost is not.' })
+  unpricedCalls!: number;
 }
 
 interface SubscriptionArgs {

@@ -1,5 +1,6 @@
 import { In } from 'typeorm';
 import { Ctx } from '../../common/ctx';
+import { AppError } from '../../common/errors';
 import { TrustLevel, trustAtLeast } from '../../common/trust';
 import type { Db } from '../../persistence/db';
 import type { TurnExecutor } from '../conversation';
@@ -127,10 +128,11 @@ export class AgentLoop implements TurnExecutor {
       const problem = describeModelFailure(err);
       // A provider's failure is expected (and was logged per attempt): its message says it all, a stack
       // would only point into our queue code. Anything else is a defect and keeps its stack.
-      const logged = err instanceof ModelError ? { error: err.message, kind: err.name } : { err };
+      const logged = err instanceof ModelError || err instanceof AppError ? { error: err.message, kind: err.name } : { err };
       ctx.logger.warn({ ...logged, sessionId: session.id, turnId }, 'turn failed');
       const reply = await this.finish(ctx, session, batch, turnId, problem, usage, MessageStatus.FAILED);
-      await events.publish(session.id, { type: 'TurnFinished', turnId, status: 'failed', replyMessageId: reply.id, error: problem });
+      const errorCode = err instanceof AppError ? err.code : null;
+      await events.publish(session.id, { type: 'TurnFinished', turnId, status: 'failed', replyMessageId: reply.id, error: problem, ...(errorCode ? { errorCode } : {}) });
     } finally {
       await typing(false);
     }
@@ -230,7 +232,7 @@ export class AgentLoop implements TurnExecutor {
         signal,
       );
       usage = addUsage(usage, result.usage);
-      await this.recordUsage(ctx, session, result);
+      await this.recordUsage(ctx, session, result, profile.role);
       const calls = this.toolCallsOf(result, specs.length > 0);
       if (!calls.length) return { text: result.text.trim() || '(no answer)', usage };
       // Calls to the client's tools end the turn: the client runs them and sends the results back. Calls
@@ -287,15 +289,16 @@ export class AgentLoop implements TurnExecutor {
     return new Map(users.filter((u): u is User => !!u).map((u) => [u.id, u.displayName]));
   }
 
-  private async recordUsage(ctx: Ctx, session: Session, result: ChatResult): Promise<void> {
+  private async recordUsage(ctx: Ctx, session: Session, result: ChatResult, role: ModelRole): Promise<void> {
     await this.deps.usage.record(ctx, {
       userId: ctx.userId,
       sessionId: session.id,
       messageId: null,
       provider: result.provider,
       model: result.model,
-      role: 'main',
+      role,
       usage: result.usage,
+      costUsd: result.costUsd ?? null,
     });
   }
 

@@ -14,6 +14,9 @@ export function describeModelFailure(err: unknown): string {
       return `⚠️ The model provider${who} sent an answer that could not be read. Please try again.`;
     case 'ContextLengthError':
       return `⚠️ This conversation is too long for the model${who}. Use /new to start fresh or /compact to summarise it.`;
+    case 'BudgetExceededError':
+      // Its message says which budget is spent and when it resets.
+      return `⛔ ${e.message}`;
     case 'ModelApiError':
       if (e.status === 429) return `⚠️ The model provider${who} is rate-limiting us. Please try again shortly.`;
       return `⚠️ The model provider${who} refused the request (HTTP ${e.status ?? '?'}). Please try again later.`;

@@ -43,8 +43,15 @@ export interface SlashCommandDeps {
   models: ModelCaller;
   tools: CommandTools;
   approvals: CommandApprovals;
+  /** `/usage` adds what the sender spent today and this month against their budget. @default none */
+  budgets?: { describe(ctx: Ctx, userId: string): Promise<string> };
   /** Messages of the session waiting for (or in) a turn. */
   pendingMessages: (ctx: Ctx, sessionId: string) => Promise<number>;
+}
+
+/** `$0.0123`: session costs are often below a cent. */
+function formatCost(usd: number): string {
+  return usd >= 1 ? `$${usd.toFixed(2)}` : `$${usd.toFixed(4)}`;
 }
 
 const GUEST_COMMANDS = new Set(['help', 'whoami']);
@@ -61,7 +68,7 @@ const BUILT_IN_MENU: readonly MenuCommand[] = [
   { command: 'status', description: 'Model, context use, tokens, queue' },
   { command: 'new', description: 'Start a new session' },
   { command: 'stop', description: 'Stop the running turn' },
-  { command: 'usage', description: 'Tokens used in this session' },
+  { command: 'usage', description: 'Tokens and cost of this session, your budget' },
   { command: 'tools', description: 'Tools you may use' },
   { command: 'approve', description: 'Approve a pairing code or a tool call' },
 ];
@@ -218,7 +225,10 @@ export class SlashCommandService {
 
   private async usageText(ctx: Ctx, session: Session): Promise<string> {
     const t = await this.deps.usage.sessionTotals(ctx, session.id);
-    return `This session: ${t.calls} model calls, ${t.inputTokens} input tokens, ${t.outputTokens} output tokens, ${t.cacheReadTokens} cache reads${t.estimated ? ' (partly estimated)' : ''}.`;
+    const cost = t.calls > t.unpricedCalls ? `, ${formatCost(t.costUsd)}${t.unpricedCalls ? ` (${t.unpricedCalls} calls of models without a price not counted)` : ''}` : '';
+    const lines = [`This session: ${t.calls} model calls, ${t.inputTokens} input tokens, ${t.outputTokens} output tokens, ${t.cacheReadTokens} cache reads${t.estimated ? ' (partly estimated)' : ''}${cost}.`];
+    if (this.deps.budgets && ctx.userId) lines.push(await this.deps.budgets.describe(ctx, ctx.userId));
+    return lines.join('\n');
   }
 
   private async approve(ctx: Ctx, args: string[]): Promise<CommandResult> {

@@ -7,7 +7,7 @@ export type SessionEventBody =
   | { type: 'ReplyDelta'; turnId: string; text: string }
   | { type: 'ToolCallEvent'; turnId: string; callId: string; tool: string; phase: 'started' | 'finished'; outcome?: string; summary?: string }
   | { type: 'MessageAdded'; messageId: string; role: string; content: string; voiceSeconds?: number | null }
-  | { type: 'TurnFinished'; turnId: string; status: 'done' | 'failed' | 'cancelled'; replyMessageId?: string | null; error?: string | null }
+  | { type: 'TurnFinished'; turnId: string; status: 'done' | 'failed' | 'cancelled'; replyMessageId?: string | null; error?: string | null; errorCode?: string | null }
   | { type: 'SessionRotated'; previousSessionId: string; newSessionId: string; reason: string }
   | { type: 'Notice'; level: 'info' | 'warn' | 'error'; text: string };
 

@@ -9,7 +9,8 @@ import { contentHash } from './memory-text';
 export interface EmbeddingSource {
   /** `provider/model`; part of the cache key, so a model change never mixes vectors. */
   readonly model: string;
-  embed(texts: string[], signal: AbortSignal): Promise<number[][]>;
+  /** `ctx` is whom the vectors are for: their budget pays for the call. */
+  embed(texts: string[], signal: AbortSignal, ctx?: Ctx): Promise<number[][]>;
 }
 
 export interface MemoryEmbedderOptions {
@@ -99,7 +100,7 @@ export class MemoryEmbedder {
     const fresh = new Map<string, Float32Array>();
     for (let start = 0; start < missing.length; start += this.options.batchSize) {
       const batch = missing.slice(start, start + this.options.batchSize);
-      const vectors = await this.call(source, batch.map((i) => texts[i]!));
+      const vectors = await this.call(source, batch.map((i) => texts[i]!), ctx);
       if (!vectors) return null;
       batch.forEach((i, k) => fresh.set(keys[i]!, vectors[k]!));
     }
@@ -108,7 +109,7 @@ export class MemoryEmbedder {
   }
 
   /** Vector of a search query (kept in a small in-memory cache, never stored); null when no embedder works. */
-  async embedQuery(_ctx: Ctx, text: string): Promise<Float32Array | null> {
+  async embedQuery(ctx: Ctx, text: string): Promise<Float32Array | null> {
     const source = this.source;
     if (!source || !this.available) return null;
     const key = `${source.model}\n${text}`;
@@ -118,16 +119,16 @@ export class MemoryEmbedder {
       this.queryCache.set(key, hit);
       return hit;
     }
-    const vectors = await this.call(source, [text]);
+    const vectors = await this.call(source, [text], ctx);
     if (!vectors) return null;
     this.queryCache.set(key, vectors[0]!);
     if (this.queryCache.size > this.options.queryCacheSize) this.queryCache.delete(this.queryCache.keys().next().value!);
     return vectors[0]!;
   }
 
-  private async call(source: EmbeddingSource, texts: string[]): Promise<Float32Array[] | null> {
+  private async call(source: EmbeddingSource, texts: string[], ctx: Ctx): Promise<Float32Array[] | null> {
     try {
-      const raw = await source.embed(texts, AbortSignal.timeout(this.options.timeoutMs));
+      const raw = await source.embed(texts, AbortSignal.timeout(this.options.timeoutMs), ctx);
       if (raw.length !== texts.length || raw.some((v) => !v.length || v.length !== raw[0]!.length || v.some((x) => !Number.isFinite(x)))) {
         throw new Error(`the embedder returned ${raw.length} vectors of unequal or invalid size for ${texts.length} texts`);
       }

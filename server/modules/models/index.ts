@@ -57,6 +57,9 @@ export { MODEL_PRESETS, resolveProviderConfig, redactUrl, type PresetName, type 
 // Wire helpers for experts (text tool calls, request mapping)
 export { toolCallsAsText, contentAsText, toWireMessages, decodeBase64Embedding } from './openai-compatible/wire';
 
+// Budgets: the guard every model call asks first
+export { NO_BUDGETS, type BudgetGuard, type BudgetRequest, type BudgetHold, type BudgetAdmission, type BudgetCharge } from './budget-guard';
+
 // Calls through the model-calls queue
 export type { ModelCaller, ModelCallInput, ModelRouteInfo, CallPriority } from './model-caller';
 export {

@@ -1,7 +1,9 @@
 import type { Ctx } from '../../common/ctx';
+import { NO_BUDGETS, type BudgetGuard, type BudgetHold } from './budget-guard';
 import type { ModelCallInput, ModelCaller, ModelRouteInfo } from './model-caller';
-import type { ChatResult } from './model-provider';
+import type { ChatResult, Usage } from './model-provider';
 import type { ModelRole, ModelRoute, ModelRouter } from './model-router';
+import { estimateMessages, estimateTokens, estimateTools } from './token-estimator';
 import { classifyModelError, deserializeModelError, ModelAbortError, serializeModelError, type SerializedModelError } from './model.errors';
 
 /** One call on one route, as a `model.call` job carries it. */
@@ -54,7 +56,7 @@ export class ModelCallJobError extends Error {
 export class ModelCallService implements ModelCaller {
   constructor(
     private readonly router: ModelRouter,
-    private readonly deps: { jobs: ModelCallJobs; executor: ModelExecutor; marks: InteractiveMarks },
+    private readonly deps: { jobs: ModelCallJobs; executor: ModelExecutor; marks: InteractiveMarks; budgets?: BudgetGuard },
     private readonly options: { backgroundGraceMs: number; onFallback?: (from: string, err: string | undefined) => void },
   ) {}
 
@@ -70,8 +72,49 @@ export class ModelCallService implements ModelCaller {
     };
   }
 
+  /**
+   * One call for a role. The budget guard is asked first: it holds the call's estimate against the
+   * paying user's budget (or refuses with BudgetExceededError, or, with `on_exceed: downgrade`, the call
+   * goes to the downgrade route); after the call the real cost is charged, after a failure the hold is
+   * freed. The result carries `costUsd`.
+   */
   async call(ctx: Ctx, input: ModelCallInput, signal?: AbortSignal): Promise<ChatResult> {
-    const routes = this.router.routes(input.role);
+    const budgets = this.deps.budgets ?? NO_BUDGETS;
+    const userId = input.chargeTo !== undefined ? input.chargeTo : ctx.userId;
+    const sessionId = input.stream?.sessionId ?? null;
+    let routes = this.router.routes(input.role);
+    const primary = routes[0]!;
+    const admission = await budgets.admit(ctx, {
+      userId,
+      provider: primary.provider.name,
+      model: primary.model,
+      promptTokens: estimateMessages(input.messages) + estimateTools(input.tools),
+      maxTokens: input.maxTokens,
+      sessionId,
+    });
+    let hold: BudgetHold | null = null;
+    let maxTokens = input.maxTokens;
+    if (admission.kind === 'exceeded') {
+      const downgrade = budgets.onExceed === 'downgrade' ? this.router.downgradeRoutes() : null;
+      if (!downgrade || !userId) throw admission.error;
+      routes = downgrade;
+      await budgets.downgraded(ctx, userId, sessionId, admission.error);
+    } else {
+      hold = admission.hold;
+      if (admission.maxTokens !== null) maxTokens = Math.min(maxTokens ?? Number.POSITIVE_INFINITY, admission.maxTokens);
+    }
+    let result: ChatResult;
+    try {
+      result = await this.tryRoutes(ctx, maxTokens === input.maxTokens ? input : { ...input, maxTokens }, routes, signal);
+    } catch (err) {
+      if (hold) await budgets.release(ctx, hold);
+      throw err;
+    }
+    const costUsd = await budgets.settle(ctx, { userId, sessionId, hold }, result);
+    return { ...result, costUsd };
+  }
+
+  private async tryRoutes(ctx: Ctx, input: ModelCallInput, routes: readonly ModelRoute[], signal?: AbortSignal): Promise<ChatResult> {
     for (let i = 0; ; i++) {
       const route = routes[i]!;
       if (signal?.aborted) throw new ModelAbortError('aborted before the call');
@@ -85,6 +128,17 @@ export class ModelCallService implements ModelCaller {
         this.options.onFallback?.(`${route.provider.name}/${route.model}`, wire?.message);
       }
     }
+  }
+
+  /**
+   * Prices an embeddings call that ran on `provider`/`model` (tokens estimated from the texts) and
+   * charges it to the acting user's budget. Embeddings are not refused over budget: without them memory
+   * search only falls back to keywords, for everyone.
+   */
+  async chargeEmbeddings(ctx: Ctx, provider: string, model: string, texts: string[]): Promise<{ usage: Usage; costUsd: number | null }> {
+    const usage: Usage = { inputTokens: texts.reduce((n, t) => n + estimateTokens(t), 0), outputTokens: 0, cacheReadTokens: 0, cacheWriteTokens: 0, estimated: true };
+    const costUsd = await (this.deps.budgets ?? NO_BUDGETS).settle(ctx, { userId: ctx.userId, sessionId: null, hold: null }, { text: '', toolCalls: [], finishReason: 'stop', usage, model, provider });
+    return { usage, costUsd };
   }
 
   /** When a background call must still wait (ms epoch), or null when it may run now. */
@@ -115,7 +169,7 @@ export class ModelCallService implements ModelCaller {
   }
 
   private routeOf(job: ModelCallJob): ModelRoute {
-    const found = this.router.routes(job.input.role).find((r) => r.provider.name === job.provider && r.model === job.model);
+    const found = [...this.router.routes(job.input.role), ...(this.router.downgradeRoutes() ?? [])].find((r) => r.provider.name === job.provider && r.model === job.model);
     if (found) return found;
     const provider = this.router.providers().find((p) => p.name === job.provider);
     if (!provider) throw new Error(`no provider ${job.provider}`);

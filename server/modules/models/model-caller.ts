@@ -10,10 +10,15 @@ export interface ModelCallInput {
   priority: CallPriority;
   messages: ChatMessage[];
   tools?: ToolSpec[];
-  /** Most tokens the answer may have (an API client's `max_tokens`). @default the provider's */
+  /** Most tokens the answer may have (an API client's `max_tokens`; budgets cap it too). @default the provider's */
   maxTokens?: number;
   /** The API client's `tool_choice`. @default the model chooses */
   toolChoice?: ToolChoice;
+  /**
+   * Whose budget pays for the call: a user id, or null for the server's own work. @default the acting
+   * user of `ctx` (the summarizer passes the session's user, beats and webhooks their owner).
+   */
+  chargeTo?: string | null;
   /** Publish the text as ReplyDelta events of this session and turn while it is written. */
   stream?: {
     sessionId: string;

@@ -50,6 +50,8 @@ export interface Usage {
   cacheReadTokens: number;
   cacheWriteTokens: number;
   estimated: boolean;
+  /** The call's cost in USD as the provider reported it (OpenRouter's `usage.cost`); absent when it sent none. */
+  costUsd?: number;
 }
 
 /** One chat completion request. `model` is the provider's model id (the router picks it per role). */
@@ -87,6 +89,11 @@ export interface ChatResult {
   model: string;
   /** The provider's name (its key in `ai.providers`, or `mock`). */
   provider: string;
+  /**
+   * What the call cost in USD: the provider's own figure, else the price table's (`pricing`); null when
+   * the model has no price. Set by the model-call service, not by providers.
+   */
+  costUsd?: number | null;
   /** Reasoning text some servers stream separately (`reasoning_content` / `reasoning`); never part of `text`. */
   reasoning?: string;
 }

@@ -1,7 +1,7 @@
 import { ConfigError } from '../../common/errors';
 import type { Logger } from '../../common/logger';
 import type { SecretRedactor } from '../../common/secret-redactor';
-import type { AppConfig } from '../../config';
+import type { AppConfig, RouteConfig } from '../../config';
 import { MockModelProvider } from './mock-model-provider';
 import { classifyModelError, isAbortError } from './model.errors';
 import type { ChatOptions, ChatRequest, ChatResult, EmbedOptions, ModelProvider } from './model-provider';
@@ -47,6 +47,11 @@ export interface ModelRouterOptions {
   sensitiveLogs?: boolean;
   /** Builds a provider from its resolved config; tests can substitute fakes. @default the built-in ones */
   createProvider?: (config: ResolvedProviderConfig) => ModelProvider;
+  /**
+   * Where calls over budget go with `budgets.on_exceed: downgrade` (`budgets.downgrade_to`): a role's
+   * routes, or a route of its own. @default none
+   */
+  downgradeTo?: ModelRole | RouteConfig | null;
 }
 
 /** A chat result together with the route that produced it. */
@@ -85,6 +90,7 @@ export class ModelRouter {
     /** True when nothing was configured and the mock provider answers every role. */
     readonly usingMock: boolean,
     private readonly logger: Logger | null = null,
+    private readonly downgrade: readonly ModelRoute[] | null = null,
   ) {
     this.byName = new Map(providers.map((p) => [p.name, p]));
     for (const role of MODEL_ROLES) {
@@ -128,11 +134,13 @@ export class ModelRouter {
           supportsVision: false,
         });
         logger?.info({ provider: LOCAL_PROVIDER_NAME, baseUrl: probe.baseUrl, model }, `no model provider configured — using the local Ollama (${model})`);
-        return new ModelRouter([provider], sameRouteForAll({ provider, model }), false, logger);
+        const table = sameRouteForAll({ provider, model });
+        return new ModelRouter([provider], table, false, logger, typeof options.downgradeTo === 'string' ? table[options.downgradeTo] : null);
       }
       const mock = new MockModelProvider({ name: MOCK_PROVIDER_NAME, model: MOCK_MODEL });
       logger?.warn({ provider: MOCK_PROVIDER_NAME }, 'no model provider configured — using the mock provider');
-      return new ModelRouter([mock], sameRouteForAll({ provider: mock, model: MOCK_MODEL }), true, logger);
+      const table = sameRouteForAll({ provider: mock, model: MOCK_MODEL });
+      return new ModelRouter([mock], table, true, logger, typeof options.downgradeTo === 'string' ? table[options.downgradeTo] : null);
     }
 
     const resolved = new Map(names.map((name) => [name, resolveProviderConfig(name, ai.providers[name]!, env)]));
@@ -179,7 +187,20 @@ export class ModelRouter {
         })),
       ];
     }
-    const router = new ModelRouter([...providers.values()], table, false, logger);
+    const to = options.downgradeTo ?? null;
+    const downgrade =
+      to === null
+        ? null
+        : typeof to === 'string'
+          ? table[to]
+          : [
+              { provider: providerFor(to.provider, 'budgets.downgrade_to.provider'), model: modelFor(to.provider, to.model, 'budgets.downgrade_to') },
+              ...to.fallbacks.map((f, i) => ({
+                provider: providerFor(f.provider, `budgets.downgrade_to.fallbacks.${i}.provider`),
+                model: modelFor(f.provider, f.model, `budgets.downgrade_to.fallbacks.${i}`),
+              })),
+            ];
+    const router = new ModelRouter([...providers.values()], table, false, logger, downgrade);
     logger?.info(Object.fromEntries(MODEL_ROLES.map((r) => [r, router.describe(r)])), 'model routes');
     return router;
   }
@@ -189,6 +210,11 @@ export class ModelRouter {
   /** The routes of a role: the configured one first, then its fallbacks. */
   routes(role: ModelRole): readonly ModelRoute[] {
     return this.table[role];
+  }
+
+  /** Where calls over budget go (`budgets.downgrade_to`), or null when none is configured. */
+  downgradeRoutes(): readonly ModelRoute[] | null {
+    return this.downgrade?.length ? this.downgrade : null;
   }
 
   /** The first route of a role. */

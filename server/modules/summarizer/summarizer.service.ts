@@ -134,7 +134,8 @@ export class SummarizerService {
   }
 
   private async call(ctx: Ctx, session: Session, priority: CallPriority, messages: Parameters<ModelCaller['call']>[1]['messages'], signal?: AbortSignal): Promise<string> {
-    const result = await this.models.call(ctx, { role: 'summarizer', priority, messages }, signal);
+    // The summarizer works for the session's user: its calls are charged to their budget.
+    const result = await this.models.call(ctx, { role: 'summarizer', priority, messages, chargeTo: session.userId }, signal);
     await this.usage.record(ctx, {
       userId: session.userId,
       sessionId: session.id,
@@ -143,6 +144,7 @@ export class SummarizerService {
       model: result.model,
       role: 'summarizer',
       usage: result.usage,
+      costUsd: result.costUsd ?? null,
     });
     return result.text;
   }

@@ -1,5 +1,5 @@
 import { Column, Entity, Index } from 'typeorm';
-import { Field, Int, ObjectType } from 'type-graphql';
+import { Field, Float, Int, ObjectType } from 'type-graphql';
 import { BaseRecord } from '../../persistence/base.entity';
 
 /** Tokens used by one model call. */
@@ -57,4 +57,9 @@ export class UsageRecord extends BaseRecord {
   @Field(() => Int, { description: 'Seconds of audio transcribed (role transcribe) or spoken (role speech).' })
   @Column({ type: 'integer', default: 0 })
   audioSeconds!: number;
+
+  /** What the call cost in USD (provider-reported, else from the price table); null when the model has no price. */
+  @Field(() => Float, { nullable: true })
+  @Column({ type: 'float', nullable: true })
+  costUsd!: number | null;
 }

@@ -1,4 +1,5 @@
 import { Between, type FindOptionsWhere } from 'typeorm';
+import { SYSTEM_CLOCK, type Clock } from '../../common/clock';
 import type { Ctx } from '../../common/ctx';
 import { ForbiddenError, UserInputError } from '../../common/errors';
 import { TrustLevel } from '../../common/trust';
@@ -19,6 +20,10 @@ export interface TokenCounts {
 export interface UsageRow extends Omit<TokenCounts, 'estimated'> {
   key: string;
   calls: number;
+  /** Cost in USD of the priced calls in the row. */
+  costUsd: number;
+  /** Calls of models without a price (their tokens are counted, their cost is not known). */
+  unpricedCalls: number;
   /** True when any call in the row had estimated counts. */
   estimated: boolean;
 }
@@ -33,15 +38,21 @@ export interface RecordUsageInput {
   usage: TokenCounts;
   /** Seconds of audio (voice roles). @default 0 */
   audioSeconds?: number;
+  /** What the call cost in USD; null (or absent) when the model has no price. */
+  costUsd?: number | null;
 }
 
 /** Token usage per model call, and totals by user, session, model or day. */
 export class UsageService {
-  constructor(private readonly db: Db) {}
+  constructor(
+    private readonly db: Db,
+    /** When calls happen: budgets count days and months by it. @default SYSTEM_CLOCK */
+    private readonly clock: Clock = SYSTEM_CLOCK,
+  ) {}
 
   async record(ctx: Ctx, input: RecordUsageInput): Promise<UsageRecord> {
     const repo = this.db.repo(ctx, UsageRecord);
-    const { usage, audioSeconds, ...rest } = input;
+    const { usage, audioSeconds, costUsd, ...rest } = input;
     return repo.save(
       repo.create({
         ...rest,
@@ -51,6 +62,8 @@ export class UsageService {
         cacheWriteTokens: usage.cacheWriteTokens,
         estimated: usage.estimated,
         audioSeconds: audioSeconds ?? 0,
+        costUsd: costUsd ?? null,
+        createdAt: this.clock.now(),
       }),
       // Every column with a database default is written above, so reading the row back changes nothing.
       { reload: false },
@@ -84,13 +97,15 @@ export class UsageService {
 }
 
 function emptyRow(key: string): UsageRow {
-  return { key, calls: 0, inputTokens: 0, outputTokens: 0, cacheReadTokens: 0, cacheWriteTokens: 0, estimated: false };
+  return { key, calls: 0, costUsd: 0, unpricedCalls: 0, inputTokens: 0, outputTokens: 0, cacheReadTokens: 0, cacheWriteTokens: 0, estimated: false };
 }
 
 function addRecord(row: UsageRow, r: UsageRecord): UsageRow {
   return {
     key: row.key,
     calls: row.calls + 1,
+    costUsd: row.costUsd + (r.costUsd ?? 0),
+    unpricedCalls: row.unpricedCalls + (r.costUsd === null ? 1 : 0),
     inputTokens: row.inputTokens + r.inputTokens,
     outputTokens: row.outputTokens + r.outputTokens,
     cacheReadTokens: row.cacheReadTokens + r.cacheReadTokens,

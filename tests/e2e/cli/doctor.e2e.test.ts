@@ -6,7 +6,7 @@ import { freePort } from '../../../server/redis/managed-redis';
 import { runCli, tempDir, type CliResult } from './run-cli';
 
 const CHECK_LINE = /^(\S+(?: \S+)*)\s+(ok|warn|FAIL): (.+)$/;
-const CHECKS = ['config', 'data folder', 'database', 'redis', 'model provider', 'telegram'];
+const CHECKS = ['config', 'data folder', 'database', 'redis', 'model provider', 'pricing', 'telegram'];
 
 /** The check lines of a doctor run, by name. */
 function checks(res: CliResult): Map<string, { verdict: string; text: string }> {
@@ -215,6 +215,22 @@ process.on('SIGTERM', () => { require('node:fs').appendFileSync(${JSON.stringify
       });
       expect(seen).toEqual(expect.arrayContaining(['Bearer sk-test-key', 'Bearer sk-wrong', undefined]));
       expect(res.stdout).not.toContain('sk-test-key');
+    });
+
+    it('flags models without a price (their calls count tokens only), and passes once every model has one', async () => {
+      const providers = { good: { base_url: baseUrl, model: 'big-1' }, mini: { base_url: baseUrl, model: 'mini-1' } };
+      const roles = { summarizer: { provider: 'mini', model: null, fallbacks: [] } };
+      writeConfig({ ai: { providers, roles }, pricing: { 'big-1': { input_per_mtok: 3, output_per_mtok: 15 } }, budgets: { defaults: { MEMBER: { daily_usd: 1 } } } });
+      const missing = await runCli(['doctor'], { env, cwd: dir });
+      expect(checks(missing).get('pricing')).toEqual({
+        verdict: 'warn',
+        text: expect.stringContaining('1 model has no price: their calls count tokens only and cost nothing against budgets — hint: add pricing.'),
+      });
+      expect(missing.stdout).toMatch(/^\s+mini\/mini-1 \(ai\.roles\.summarizer\)$/m);
+
+      writeConfig({ ai: { providers, roles }, pricing: { 'big-1': { input_per_mtok: 3, output_per_mtok: 15 }, 'mini/mini-1': { input_per_mtok: 0.1, output_per_mtok: 0.4 } } });
+      const priced = await runCli(['doctor'], { env, cwd: dir });
+      expect(checks(priced).get('pricing')).toEqual({ verdict: 'ok', text: 'every configured model has a price (2)' });
     });
   });
 

@@ -91,13 +91,14 @@ describe('slash commands', () => {
     const client = t.client(user.token);
     const from = new Date(Date.now() - 1000);
     const zero = await send(client, '/usage');
-    expect(zero.reply).toBe('This session: 0 model calls, 0 input tokens, 0 output tokens, 0 cache reads.');
+    expect(zero.reply).toBe('This session: 0 model calls, 0 input tokens, 0 output tokens, 0 cache reads.\nSpent today: $0.00 (unlimited) · this month: $0.00 (unlimited)\nYour budget is unlimited.');
     const events = new EventCollector(client.wsClient(), zero.sessionId);
     model.enqueue({ text: 'counted', usage: { prompt_tokens: 42, completion_tokens: 9, cached_tokens: 5 } });
     await send(client, 'count me');
     await events.waitFor((es) => finished(es).length === 1);
     const usage = await withoutModel(() => send(client, '/usage'));
-    expect(usage.reply).toBe('This session: 1 model calls, 42 input tokens, 9 output tokens, 5 cache reads.');
+    // No price is configured for the fake model: tokens are counted, no cost is shown.
+    expect(usage.reply!.split('\n')[0]).toBe('This session: 1 model calls, 42 input tokens, 9 output tokens, 5 cache reads.');
     const rows = dataOf(await client.http<{ usage: Array<{ key: string; calls: number; inputTokens: number; outputTokens: number }> }, unknown>(USAGE, { from, to: new Date(Date.now() + 60_000) })).usage;
     expect(rows).toEqual([{ key: zero.sessionId, calls: 1, inputTokens: 42, outputTokens: 9 }]);
     events.stop();

@@ -8,6 +8,7 @@ import { DocumentsPage } from '../documents/documents.page';
 import { UsersPage } from '../users/users.page';
 import { ApprovalsPage } from '../approvals/approvals.page';
 import { ToolsPage } from '../tools/tools.page';
+import { ChannelsPage } from '../channels/channels.page';
 import { QueuesPage } from '../queues/queues.page';
 import { UsagePage } from '../usage/usage.page';
 import { AuditPage } from '../audit/audit.page';
@@ -37,7 +38,8 @@ export const PAGES: PageDef[] = [
   { path: '/', title: 'Overview', minTrust: 'ADMIN', section: 'Administration', component: OverviewPage },
   { path: '/users', title: 'Users & trust', minTrust: 'ADMIN', section: 'Administration', component: UsersPage },
   { path: '/approvals', title: 'Approvals', minTrust: 'ADMIN', section: 'Administration', component: ApprovalsPage },
-  { path: '/tools', title: 'Tools & channels', minTrust: 'ADMIN', section: 'Administration', component: ToolsPage },
+  { path: '/channels', title: 'Channels', minTrust: 'ADMIN', section: 'Administration', component: ChannelsPage },
+  { path: '/tools', title: 'Tools', minTrust: 'ADMIN', section: 'Administration', component: ToolsPage },
   { path: '/skills', title: 'Skills', minTrust: 'ADMIN', section: 'Administration', component: SkillsPage },
   { path: '/webhooks', title: 'Webhooks', minTrust: 'ADMIN', section: 'Administration', component: WebhooksPage },
   { path: '/models', title: 'Providers & models', minTrust: 'ADMIN', section: 'Administration', component: ModelsPage },

@@ -193,7 +193,16 @@ export function parseUsage(value: unknown, path = 'usage'): Omit<Usage, 'estimat
     optNumber(details.cache_write_tokens, `${path}.prompt_tokens_details.cache_write_tokens`) ??
     optNumber(usage.cache_creation_input_tokens, `${path}.cache_creation_input_tokens`) ??
     0;
-  return { inputTokens: input ?? 0, outputTokens: output ?? 0, cacheReadTokens: cacheRead, cacheWriteTokens: cacheWrite };
+  // OpenRouter (and gateways like it) report what the call cost, in USD, as `usage.cost`.
+  // Read leniently: a cost in an unexpected shape is left out (the price table is used), never an error.
+  const cost = typeof usage.cost === 'number' ? usage.cost : undefined;
+  return {
+    inputTokens: input ?? 0,
+    outputTokens: output ?? 0,
+    cacheReadTokens: cacheRead,
+    cacheWriteTokens: cacheWrite,
+    ...(cost !== undefined && Number.isFinite(cost) && cost >= 0 ? { costUsd: cost } : {}),
+  };
 }
 
 // === Streaming chunks

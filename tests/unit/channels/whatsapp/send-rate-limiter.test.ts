@@ -27,6 +27,20 @@ describe('SendRateLimiter', () => {
     expect(times.map((t) => t - times[0]!)).toEqual([0, 1000, 2000, 3000]);
   });
 
+  it('counts the spacing from the end of a send that took a while, not from its start', async () => {
+    const clock = virtualClock();
+    const limiter = new SendRateLimiter({ perChatPerSecond: 1, perMinute: 100, ...clock });
+    await limiter.acquire('a');
+    const started = clock.now();
+    clock.advance(300); // the send itself took 300 ms
+    limiter.sent('a');
+    await limiter.acquire('a');
+    expect(clock.now() - started).toBe(1300);
+    // A send that ended at once changes nothing.
+    limiter.sent('a');
+    expect(limiter.waitMs('a')).toBe(1000);
+  });
+
   it('does not delay a different chat', async () => {
     const clock = virtualClock();
     const limiter = new SendRateLimiter({ perChatPerSecond: 0.5, perMinute: 100, ...clock });
