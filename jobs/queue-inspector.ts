@@ -5,7 +5,7 @@ import { QUEUES } from './queues';
 
 /** The queues of a deployment: the fixed ones plus one outbound queue per platform channel and one model-calls queue per provider. */
 export function queueNames(providers: readonly string[], channels: readonly string[] = []): string[] {
-  return [QUEUES.turns, ...channels.map((c) => QUEUES.outbound(c)), QUEUES.summarizer, QUEUES.maintenance, QUEUES.heartbeat, QUEUES.skills, QUEUES.memory, QUEUES.ingest, ...providers.map((p) => QUEUES.modelCalls(p))];
+  return [QUEUES.turns, ...channels.map((c) => QUEUES.outbound(c)), QUEUES.summarizer, QUEUES.maintenance, QUEUES.heartbeat, QUEUES.skills, QUEUES.memory, QUEUES.ingest, QUEUES.voice, QUEUES.speech, ...providers.map((p) => QUEUES.modelCalls(p))];
 }
 
 /** BullMQ's getters behind the `QueueInspector` port (read-only Queue objects on a shared connection). */

@@ -1,4 +1,5 @@
 import 'reflect-metadata';
+import express from 'express';
 import path from 'node:path';
 import type { DestinationStream } from 'pino';
 import type { DataSource } from 'typeorm';
@@ -20,7 +21,8 @@ import { RedisConnections, safeRedisUrl } from './redis/redis-connections';
 import { AuditService } from './modules/audit';
 import { ApiTokenService, OwnerBootstrap } from './modules/auth';
 import type { MemoryService } from './modules/memory';
-import { createServedTools, MCP_SERVE_CHANNEL, McpServeService, McpService, type McpAsk } from './modules/mcp';
+import { createServedTools, MCP_SERVE_CHANNEL, McpOAuth, McpServeService, McpService, type McpAsk } from './modules/mcp';
+import { mcpOAuthCallbackRouter } from './http/mcp-oauth-callback';
 import { mcpRouter } from './http/mcp-endpoint';
 import { DEFAULT_MODEL } from './channels/api';
 import { PluginSettingService } from './modules/plugins';
@@ -111,7 +113,26 @@ export class App {
     private readonly stack: DisposableStack,
     /** This process's Prometheus registry (served at /metrics when `metrics.enabled`). */
     readonly metrics: PromMetrics,
-  ) {}
+  ) {
+    const mcp = services.mcp;
+    this.mcpOAuth = new McpOAuth({
+      credentials: mcp.credentials,
+      audit: services.audit,
+      logger: logger.child({ module: 'mcp-oauth' }),
+      baseUrl: () => this.publicBaseUrl(),
+      definitionOf: (ctx, server) => mcp.definitionOf(ctx, server),
+      dropUser: (server, userId) => mcp.hub.dropUser(server, userId),
+    });
+    mcp.useOAuth(this.mcpOAuth);
+  }
+
+  private readonly mcpOAuth: McpOAuth;
+
+  /** This server's base URL as browsers reach it: `mcp.public_url`, else the address it listens on. */
+  private publicBaseUrl(): string {
+    const server = this.config.server;
+    return this.config.mcp.public_url ?? this.http?.url ?? `http://${server.host === '0.0.0.0' || server.host === '::' ? '127.0.0.1' : server.host}:${server.port}`;
+  }
 
   static async create(options: AppOptions): Promise<App> {
     const { config } = options;
@@ -375,7 +396,9 @@ export class App {
       timeoutMs: this.config.tools.timeout_ms,
       maxOutputChars: this.config.tools.max_output_chars,
     });
-    return mcpRouter({
+    const router = express.Router();
+    router.use(mcpOAuthCallbackRouter({ complete: (code, state) => this.mcpOAuth.callback(code, state), logger: this.logger.child({ module: 'mcp-oauth' }) }));
+    router.use(mcpRouter({
       serve,
       authenticate: async (token) => {
         const found = await s.tokens.verify(authCtx, token);
@@ -385,7 +408,8 @@ export class App {
       maxBodyKb: this.config.server.body_limit_kb,
       version: appVersion(),
       logger: this.logger.child({ module: 'mcp-serve' }),
-    });
+    }));
+    return router;
   }
 
   private metricsEndpoint() {

@@ -379,6 +379,8 @@ export async function buildChatServices(deps: ChatDeps): Promise<ChatServices> {
     audit: deps.audit,
     logger: logger.child({ module: 'api' }),
     aliases: () => config.channels.api.models,
+    budget: (ctx, userId) => budgets.assertWithinBudget(ctx, userId),
+    now: () => clock.now(),
   });
   const apiRateLimit = new RedisApiRateLimit(main, { prefix, perMinute: config.channels.api.rate_per_minute }, logger.child({ module: 'api' }));
   const sessionMaintenance = new SessionMaintenanceService(db, deps.sessions, turnControl, events, clock);

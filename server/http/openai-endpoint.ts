@@ -32,6 +32,7 @@ export interface OpenAIEndpointOptions {
 
 function send(res: Response, err: OpenAIError): void {
   if (err.retryAfterSeconds) res.setHeader('Retry-After', String(err.retryAfterSeconds));
+  if (err.shouldRetry !== null) res.setHeader('x-should-retry', String(err.shouldRetry));
   if (err.status === 401) res.setHeader('WWW-Authenticate', 'Bearer');
   res.status(err.status).json(err.body());
 }

@@ -50,7 +50,7 @@ export class EventCollector {
   async waitFor(predicate: (events: EventRecord[]) => boolean, timeoutMs = 15_000): Promise<EventRecord[]> {
     const deadline = Date.now() + timeoutMs;
     while (!predicate(this.events)) {
-      if (this.errors.length) throw new Error(`subscription error: ${JSON.stringify(this.errors)}`);
+      if (this.errors.length) throw new Error(`subscription error: ${this.errors.map(describeError).join('; ')}`);
       const left = deadline - Date.now();
       if (left <= 0) throw new Error(`timed out; events so far: ${JSON.stringify(this.events.map((e) => e.__typename))}`);
       await new Promise<void>((resolve) => {
@@ -73,3 +73,15 @@ export class EventCollector {
     this.unsubscribe = null;
   }
 }
+
+/** A GraphQL error, an Error, or a socket's CloseEvent/ErrorEvent (whose fields JSON.stringify leaves out). */
+function describeError(err: unknown): string {
+  if (err && typeof err === 'object') {
+    const e = err as { code?: unknown; reason?: unknown; message?: unknown; type?: unknown; extensions?: unknown };
+    if (typeof e.code === 'number') return `socket closed ${e.code}${e.reason ? ` (${String(e.reason)})` : ''}`;
+    if (e.message !== undefined) return JSON.stringify({ message: e.message, extensions: e.extensions });
+    if (e.type !== undefined) return `socket ${String(e.type)}`;
+  }
+  return JSON.stringify(err);
+}
+

@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { In } from 'typeorm';
 import { Ctx } from '../../common/ctx';
+import { BudgetExceededError } from '../../common/errors';
 import { newId } from '../../common/ids';
 import type { Logger } from '../../common/logger';
 import { TrustLevel } from '../../common/trust';
@@ -63,6 +64,10 @@ export interface ApiChannelDeps {
   logger: Logger;
   /** Agent aliases besides `muninn` (`channels.api.models`). */
   aliases: () => Record<string, { description: string; instructions: string }>;
+  /** Throws BudgetExceededError when the user's budget is spent and calls over it are refused. @default none */
+  budget?: (ctx: Ctx, userId: string) => Promise<void>;
+  /** Now, for `Retry-After` of a spent budget. @default the system clock */
+  now?: () => Date;
 }
 
 /** Who calls: the token's user as it is now, and the token. */
@@ -151,6 +156,8 @@ export class ApiChannel {
     if (last.role === 'user' && !last.text.trim() && !last.images.length) {
       throw OpenAIError.invalid('The last user message has no text and no image.', `messages[${request.messages.length - 1}].content`);
     }
+    // Slash commands need no model, so they work over budget; anything else is refused before it is stored.
+    if (!(last.role === 'user' && last.text.trim().startsWith('/'))) await this.checkBudget(ctx, user.id);
     const images = last.role === 'user' ? await this.loadImages(last, signal) : [];
 
     const session = await this.deps.lifecycle.resolveActive(ctx, { key, userId: user.id, channel: API_CHANNEL, chatId: key, chatKind: ChatKind.DM });
@@ -196,7 +203,11 @@ export class ApiChannel {
       return { ...base, text: outcome.streamed, toolCalls: [], finishReason: 'stop', usage: { promptTokens: 0, completionTokens: 0 } };
     }
     if (!outcome.reply) throw OpenAIError.unavailable('The turn ended without a reply.');
-    if (outcome.reply.status === MessageStatus.FAILED) throw OpenAIError.upstream(outcome.reply.content);
+    if (outcome.reply.status === MessageStatus.FAILED) {
+      // Admitted above, then refused at the model call (other requests of the user spent the rest meanwhile).
+      if (outcome.errorCode === 'BUDGET_EXCEEDED') throw OpenAIError.budgetExceeded(outcome.reply.content, null);
+      throw OpenAIError.upstream(outcome.reply.content);
+    }
     const toolCalls = Array.isArray(outcome.reply.toolCalls) ? (outcome.reply.toolCalls as ToolCall[]) : [];
     return {
       ...base,
@@ -205,6 +216,16 @@ export class ApiChannel {
       finishReason: toolCalls.length ? 'tool_calls' : 'stop',
       usage: { promptTokens: outcome.reply.inputTokens, completionTokens: outcome.reply.outputTokens },
     };
+  }
+
+  private async checkBudget(ctx: Ctx, userId: string): Promise<void> {
+    try {
+      await this.deps.budget?.(ctx, userId);
+    } catch (err) {
+      if (!(err instanceof BudgetExceededError)) throw err;
+      const now = (this.deps.now ?? (() => new Date()))();
+      throw OpenAIError.budgetExceeded(err.message, Math.max(1, Math.ceil((err.resetsAt.getTime() - now.getTime()) / 1000)));
+    }
   }
 
   private async loadImages(message: ApiMessage, signal: AbortSignal): Promise<InboundImage[]> {
@@ -246,7 +267,7 @@ export class ApiChannel {
     messageId: string,
     onDelta: (text: string) => void,
     signal: AbortSignal,
-  ): Promise<{ status: 'done' | 'failed' | 'cancelled' | 'gone'; reply: Message | null; streamed: string }> {
+  ): Promise<{ status: 'done' | 'failed' | 'cancelled' | 'gone'; reply: Message | null; streamed: string; errorCode?: string | null }> {
     let sessionId = firstSessionId;
     let afterSeq = fromSeq;
     let turnId: string | null = null;
@@ -272,7 +293,7 @@ export class ApiChannel {
               continue;
             }
             const reply = e.replyMessageId ? await this.deps.db.repo(ctx, Message).findOneBy({ id: e.replyMessageId }) : null;
-            return { status: e.status, reply, streamed };
+            return { status: e.status, reply, streamed, errorCode: e.errorCode ?? null };
           }
         }
         if (!moved) return { status: 'gone', reply: null, streamed };

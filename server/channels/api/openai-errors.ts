@@ -1,5 +1,5 @@
 /** `error.type` values of OpenAI's error body. */
-export type OpenAIErrorType = 'invalid_request_error' | 'authentication_error' | 'permission_error' | 'not_found_error' | 'rate_limit_error' | 'api_error';
+export type OpenAIErrorType = 'invalid_request_error' | 'authentication_error' | 'permission_error' | 'not_found_error' | 'rate_limit_error' | 'insufficient_quota' | 'api_error';
 
 /**
  * An error answered in OpenAI's shape, `{ error: { message, type, param, code } }`, with its HTTP status
@@ -13,6 +13,8 @@ export class OpenAIError extends Error {
     readonly code: string | null,
     readonly param: string | null = null,
     readonly retryAfterSeconds: number | null = null,
+    /** False tells OpenAI's SDKs not to retry (`x-should-retry: false`); null leaves it to them. */
+    readonly shouldRetry: boolean | null = null,
   ) {
     super(message);
     this.name = 'OpenAIError';
@@ -44,6 +46,14 @@ export class OpenAIError extends Error {
 
   static rateLimited(retryAfterSeconds: number): OpenAIError {
     return new OpenAIError(429, `Rate limit reached for this API token; try again in ${retryAfterSeconds} s.`, 'rate_limit_error', 'rate_limit_exceeded', null, retryAfterSeconds);
+  }
+
+  /**
+   * The user's budget is spent (BUDGET_EXCEEDED): 429 with OpenAI's own quota type, so clients show it as
+   * they show a spent OpenAI quota; `Retry-After` says when it resets, and SDKs are told not to retry.
+   */
+  static budgetExceeded(message: string, retryAfterSeconds: number | null): OpenAIError {
+    return new OpenAIError(429, message, 'insufficient_quota', 'BUDGET_EXCEEDED', null, retryAfterSeconds, false);
   }
 
   static unavailable(message: string): OpenAIError {

@@ -10,9 +10,10 @@ import { checkProviders } from '../doctor/provider-checks';
 import { checkRedis } from '../doctor/redis-check';
 import { checkPricing } from '../doctor/pricing-check';
 import { checkDataFolder, checkDatabase } from '../doctor/storage-checks';
+import { checkFfmpeg, checkVoice } from '../doctor/voice-checks';
 
 /**
- * `muninn doctor`: checks config, data folder, database, Redis, model providers, prices and channels, one line
+ * `muninn doctor`: checks config, data folder, database, Redis, model providers, prices, channels and voice (roles, ffmpeg), one line
  * each (`ok`, `warn` or `FAIL` plus a hint), and exits 1 when any check fails. Nothing is changed: the
  * trial Redis is stopped again and a missing database is reported, not created.
  */
@@ -35,6 +36,8 @@ export function registerDoctorCommand(program: Command, run: CliRun): void {
         for (const result of await checkProviders(config, io.env)) report(result);
         report(checkPricing(config));
         report(checkTelegram(config));
+        report(checkVoice(config, io.env));
+        report(await checkFfmpeg(config));
       }
       const failed = results.filter((r) => r.verdict === 'FAIL').length;
       const warned = results.filter((r) => r.verdict === 'warn').length;

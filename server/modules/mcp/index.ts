@@ -4,6 +4,7 @@ export { McpHub, type McpServerStatus, type McpToolStatus, type McpServerSource,
 export { McpServerRecord } from './mcp-server.entity';
 export { McpCredential } from './mcp-credential.entity';
 export { McpCredentialService, type SecretSealer, type SecretRegistry } from './mcp-credential.service';
+export { McpOAuth, McpOAuthCallbackError, MCP_OAUTH_CALLBACK_PATH, type McpOAuthDeps } from './mcp-oauth';
 export { McpServeService, type McpServeDeps } from './mcp-serve.service';
 export { createServedTools, MCP_SERVE_CHANNEL, type ServedToolDeps, type McpAsk } from './served-tools';
 

@@ -40,6 +40,9 @@ export class McpAuthRequiredError extends Error {
 
 const STDERR_TAIL = 2000;
 
+/** The last error of a connection the server refused for want of authorization. */
+export const AUTH_WANTED = 'the server wants authorization';
+
 /**
  * One MCP client connection (a process for stdio, an HTTP session otherwise), kept open and reopened
  * on use after a failure with exponential back-off. Calls are capped at `max_concurrency` at once and
@@ -233,7 +236,7 @@ export class McpConnection {
   private explain(err: unknown): string {
     const e = err as NodeJS.ErrnoException & { code?: unknown };
     const def = this.options.definition;
-    if (e?.name === 'UnauthorizedError' || err instanceof McpAuthRequiredError) return 'the server wants authorization';
+    if (e?.name === 'UnauthorizedError' || err instanceof McpAuthRequiredError) return AUTH_WANTED;
     if (e?.code === 'ENOENT' && def.transport === 'stdio') return `the command "${def.command}" was not found (check mcp.servers.${this.options.name}.command and PATH)`;
     if (e?.code === 'EACCES' && def.transport === 'stdio') return `the command "${def.command}" may not be run (permission denied)`;
     const message = (e?.message || String(err)).slice(0, 300);

@@ -5,8 +5,8 @@ import { approvalDefault, type McpServerDefinition } from '../../config';
 import { Ctx } from '../../common/ctx';
 import type { Logger } from '../../common/logger';
 import { TrustLevel, trustAtLeast } from '../../common/trust';
-import { mayUseTool, type Tool, type ToolContext, type ToolSource } from '../tools';
-import { McpAuthRequiredError, McpConnection, McpUnavailableError, type McpConnectionState } from './mcp-connection';
+import { mayUseTool, ToolActionRequiredError, type Tool, type ToolContext, type ToolSource } from '../tools';
+import { AUTH_WANTED, McpAuthRequiredError, McpConnection, McpUnavailableError, type McpConnectionState } from './mcp-connection';
 import { renderMcpResult } from './mcp-result';
 import { matchesPattern, mcpToolName, uniqueName } from './mcp-tool-names';
 
@@ -223,14 +223,14 @@ export class McpHub implements ToolSource {
 
   private async call(tc: ToolContext, e: Entry, serverTool: string, args: Record<string, unknown>): Promise<string> {
     const conn = await this.connectionFor(tc.ctx, e);
-    if (!conn) throw new Error(await this.auth.connectHint(tc.ctx, e.name, e.definition));
+    if (!conn) throw new ToolActionRequiredError(await this.auth.connectHint(tc.ctx, e.name, e.definition));
     let result;
     try {
       result = await conn.call(serverTool, args, tc.signal, e.definition.timeout_ms);
     } catch (err) {
       if (tc.signal.aborted) throw err;
       if (err instanceof McpAuthRequiredError || (err as Error).name === 'UnauthorizedError') {
-        if (e.definition.auth !== 'none') throw new Error(await this.auth.connectHint(tc.ctx, e.name, e.definition));
+        if (e.definition.auth !== 'none') throw new ToolActionRequiredError(await this.auth.connectHint(tc.ctx, e.name, e.definition));
         throw new Error(`the MCP server "${e.name}" refused the call: it wants authorization (an admin must set its headers)`);
       }
       if (err instanceof McpUnavailableError) throw new Error(`the MCP server "${e.name}" is unavailable: ${err.message}`);
@@ -284,7 +284,13 @@ export class McpHub implements ToolSource {
     const userId = ctx.userId;
     if (!userId) return null;
     const existing = e.users.get(userId);
-    if (existing) return existing;
+    // A connection that failed for want of authorization is made again from the stored credentials,
+    // which a sign-in in another process may have renewed.
+    if (existing && !(existing.state === 'failed' && existing.lastError === AUTH_WANTED)) return existing;
+    if (existing) {
+      e.users.delete(userId);
+      void existing.close();
+    }
     const sys = Ctx.system(this.logger, 'mcp-credentials');
     const options = this.connectionOptions(e);
     let conn: McpConnection;

@@ -1,5 +1,5 @@
 // === Commonly used
-export { ToolRefusedError, defineTool, effectiveMinTrust, mayUseTool, type Tool, type ToolContext, type ToolSource, type ToolSpec } from './tool';
+export { ToolRefusedError, ToolActionRequiredError, defineTool, effectiveMinTrust, mayUseTool, type Tool, type ToolContext, type ToolSource, type ToolSpec } from './tool';
 export { ToolRegistry, type ToolDescription, type ActivationSource } from './tool-registry';
 export {
   ToolPipeline,

@@ -2,7 +2,7 @@ import { performance } from 'node:perf_hooks';
 import type { Ctx } from '../../common/ctx';
 import { AppError } from '../../common/errors';
 import type { AuditService } from '../audit';
-import { effectiveMinTrust, mayUseTool, ToolRefusedError, type Tool, type ToolContext } from './tool';
+import { effectiveMinTrust, mayUseTool, ToolActionRequiredError, ToolRefusedError, type Tool, type ToolContext } from './tool';
 import { clip, describeZodError, parseArgsJson, renderOutput, summarizeArgs } from './tool-args';
 import type { ToolApproval } from './tool-approval.entity';
 import { ToolApprovalStatus } from './tool-approval.entity';
@@ -227,6 +227,7 @@ export class ToolPipeline {
       return await finish('ok', renderOutput(result, this.options.maxOutputChars));
     } catch (err) {
       if (err instanceof ToolRefusedError) return refuse(err.message);
+      if (err instanceof ToolActionRequiredError) return finish('error', `The tool "${tool.name}" cannot run yet: ${clip(err.message, 2000)}`);
       if (tc.signal.aborted) return finish('error', `The tool "${tool.name}" was stopped because the turn was stopped.`);
       tc.ctx.logger.warn({ err, tool: tool.name }, 'tool failed');
       return finish('error', `The tool "${tool.name}" failed: ${errorText(err)}`);

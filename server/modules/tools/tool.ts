@@ -87,6 +87,17 @@ export class ToolRefusedError extends Error {
   }
 }
 
+/**
+ * Thrown by a tool when the user must act before it can run (connect an account, open a sign-in link).
+ * The pipeline answers `error` with the whole message (up to 2000 characters, so a link is not cut).
+ */
+export class ToolActionRequiredError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'ToolActionRequiredError';
+  }
+}
+
 /** The lowest trust that may use a tool: its `minTrust`, but never below MEMBER (GUEST gets no tools). */
 export function effectiveMinTrust(tool: Pick<Tool, 'minTrust'>): TrustLevel {
   return trustAtLeast(tool.minTrust, TrustLevel.MEMBER) ? tool.minTrust : TrustLevel.MEMBER;

@@ -46,7 +46,7 @@ describe('queue inspection over GraphQL', () => {
 
   it('lists every queue with counts; a model call the provider refuses shows up as a failed job, and retrying it runs it again (audited)', async () => {
     const list = dataOf(await owner.http<QueuesResult, unknown>(QUEUES, { state: 'WAITING' })).queues;
-    expect(list.map((q) => q.name)).toEqual(['turns', 'summarizer', 'maintenance', 'heartbeat', 'skills', 'memory', 'ingest', 'model-calls.fake']);
+    expect(list.map((q) => q.name)).toEqual(['turns', 'summarizer', 'maintenance', 'heartbeat', 'skills', 'memory', 'ingest', 'voice', 'speech', 'model-calls.fake']);
     for (const q of list) expect(Object.values(q.counts).every((n) => Number.isInteger(n) && n >= 0)).toBe(true);
 
     model.enqueue({ error: { status: 400, message: 'model refuses this request' } });

@@ -6,7 +6,7 @@ import { freePort } from '../../../server/redis/managed-redis';
 import { runCli, tempDir, type CliResult } from './run-cli';
 
 const CHECK_LINE = /^(\S+(?: \S+)*)\s+(ok|warn|FAIL): (.+)$/;
-const CHECKS = ['config', 'data folder', 'database', 'redis', 'model provider', 'pricing', 'telegram'];
+const CHECKS = ['config', 'data folder', 'database', 'redis', 'model provider', 'pricing', 'telegram', 'voice', 'ffmpeg'];
 
 /** The check lines of a doctor run, by name. */
 function checks(res: CliResult): Map<string, { verdict: string; text: string }> {
@@ -53,6 +53,9 @@ describe('muninn doctor', () => {
       );
     }
     expect(found.get('telegram')).toEqual({ verdict: 'ok', text: 'channel disabled' });
+    expect(found.get('voice')).toEqual({ verdict: 'ok', text: expect.stringMatching(/^off \(no ai\.roles\.transcribe or ai\.roles\.speech\)/) });
+    // Without spoken replies ffmpeg is not needed: ok whether it is installed or not.
+    expect(found.get('ffmpeg')!.verdict).toBe('ok');
     expect(res.stdout).toMatch(/\n0 failed, \d warnings?\.\n$/);
     expect(readdirSync(dir)).toEqual([]);
   });
@@ -250,6 +253,64 @@ process.on('SIGTERM', () => { require('node:fs').appendFileSync(${JSON.stringify
     expect(checks(withToken).get('telegram')).toEqual({
       verdict: 'ok',
       text: 'channel enabled; bot token present',
+    });
+  });
+
+  describe('voice', () => {
+    /** Both voice roles on one provider (the provider check itself is not what these tests look at). */
+    const voiceConfig = (voice: Record<string, unknown>, roles: Record<string, unknown> = {}) =>
+      writeConfig({
+        ai: {
+          providers: { speech: { base_url: 'http://127.0.0.1:9/v1' } },
+          roles: { transcribe: { provider: 'speech', model: 'whisper-1' }, speech: { provider: 'speech', model: 'tts-1' }, ...roles },
+        },
+        voice,
+      });
+
+    it('reports the roles and the installed ffmpeg with its version', async () => {
+      voiceConfig({ speech_format: 'mp3' });
+      const found = checks(await runCli(['doctor'], { env, cwd: dir }));
+      expect(found.get('voice')).toEqual({
+        verdict: 'ok',
+        text: 'voice notes transcribed by speech/whisper-1 (up to 300 s); spoken replies (when_voice) by speech/tts-1 as mp3',
+      });
+      // The real ffmpeg (tests generate their audio with it).
+      expect(found.get('ffmpeg')).toEqual({ verdict: 'ok', text: expect.stringMatching(/^ffmpeg version \S+ .*\(voice\.ffmpeg = "ffmpeg"\)$/) });
+    });
+
+    it('runs the ffmpeg voice.ffmpeg names, and warns when it is missing while speech needs converting', async () => {
+      const fake = path.join(dir, 'my-ffmpeg');
+      writeFileSync(fake, '#!/bin/sh\necho "ffmpeg version 9.9-test Copyright (c) the test"\n');
+      chmodSync(fake, 0o755);
+      voiceConfig({ ffmpeg: fake });
+      expect(checks(await runCli(['doctor'], { env, cwd: dir })).get('ffmpeg')).toEqual({ verdict: 'ok', text: `ffmpeg version 9.9-test (voice.ffmpeg = "${fake}")` });
+
+      const missing = path.join(dir, 'no-such-ffmpeg');
+      voiceConfig({ ffmpeg: missing, speech_format: 'mp3' });
+      expect(checks(await runCli(['doctor'], { env, cwd: dir })).get('ffmpeg')).toEqual({
+        verdict: 'warn',
+        text: `not found (voice.ffmpeg = "${missing}"); spoken replies in mp3 cannot be converted to OGG/Opus and go out as text — hint: install ffmpeg (apt-get install ffmpeg), point voice.ffmpeg at it, or set voice.speech_format: opus`,
+      });
+      voiceConfig({ ffmpeg: missing });
+      expect(checks(await runCli(['doctor'], { env, cwd: dir })).get('ffmpeg')).toEqual({ verdict: 'warn', text: expect.stringContaining('spoken replies work only while the speech server answers in OGG/Opus') });
+      // Spoken replies off: nothing needs ffmpeg.
+      voiceConfig({ ffmpeg: missing, reply: 'never' });
+      const off = checks(await runCli(['doctor'], { env, cwd: dir }));
+      expect(off.get('ffmpeg')).toEqual({ verdict: 'ok', text: `not found (voice.ffmpeg = "${missing}"); only needed for spoken replies, which are off` });
+      expect(off.get('voice')!.text).toContain('spoken replies off (voice.reply: never');
+    });
+
+    it('fails a voice role the server could not build, and warns about spoken replies that never happen', async () => {
+      voiceConfig({}, { speech: { provider: 'speech' } });
+      const res = await runCli(['doctor'], { env, cwd: dir });
+      expect(res.code).toBe(1);
+      expect(checks(res).get('voice')).toEqual({ verdict: 'FAIL', text: expect.stringContaining('"ai.roles.speech.model" is not set') });
+
+      voiceConfig({}, { transcribe: null });
+      expect(checks(await runCli(['doctor'], { env, cwd: dir })).get('voice')).toEqual({
+        verdict: 'warn',
+        text: expect.stringMatching(/^voice notes not set up \(no ai\.roles\.transcribe\); spoken replies \(when_voice\) .* — hint: spoken replies answer voice notes, which need ai\.roles\.transcribe/),
+      });
     });
   });
 });

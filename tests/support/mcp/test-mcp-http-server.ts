@@ -11,6 +11,11 @@ import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/
 export interface TestMcpHttpServerOptions {
   /** Only these bearer tokens are accepted (401 otherwise); undefined accepts any request. */
   acceptTokens?: () => Set<string> | undefined;
+  /**
+   * An OAuth-protected resource (RFC 9728): its metadata names this authorization server, and only bearers
+   * the server says are live are accepted (401 with `WWW-Authenticate: Bearer resource_metadata=…` otherwise).
+   */
+  oauth?: { issuer: string; check(authorization: string | null): unknown };
 }
 
 export interface RecordedCall {
@@ -69,6 +74,22 @@ export class TestMcpHttpServer {
   private async handle(req: http.IncomingMessage, res: http.ServerResponse): Promise<void> {
     const authorization = req.headers.authorization ?? null;
     this.requests.push({ method: req.method ?? '', authorization });
+    const oauth = this.options.oauth;
+    const origin = this.url.replace(/\/mcp$/, '');
+    if (oauth && req.method === 'GET' && (req.url ?? '').startsWith('/.well-known/oauth-protected-resource')) {
+      res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ resource: this.url, authorization_servers: [oauth.issuer], bearer_methods_supported: ['header'] }));
+      return;
+    }
+    if (oauth && (req.url ?? '').startsWith('/.well-known/')) {
+      res.writeHead(404).end();
+      return;
+    }
+    if (oauth && !oauth.check(authorization)) {
+      res
+        .writeHead(401, { 'content-type': 'application/json', 'www-authenticate': `Bearer resource_metadata="${origin}/.well-known/oauth-protected-resource/mcp"` })
+        .end(JSON.stringify({ error: 'invalid_token' }));
+      return;
+    }
     const accepted = this.options.acceptTokens?.();
     if (accepted && !(authorization && accepted.has(authorization.replace(/^Bearer /, '')))) {
       res.writeHead(401, { 'content-type': 'application/json' }).end(JSON.stringify({ error: 'unauthorized' }));
