@@ -97,6 +97,18 @@ export class SessionRotated extends SessionEventBase {
   reason!: string;
 }
 
+@ObjectType({ description: 'What sent a notice on the server\'s own initiative.' })
+export class NoticeOrigin {
+  @Field({ description: 'beat: the result of a beat\'s run.' })
+  kind!: string;
+
+  @Field({ description: 'The beat\'s id.' })
+  id!: string;
+
+  @Field({ description: 'The beat\'s name.' })
+  name!: string;
+}
+
 @ObjectType()
 export class Notice extends SessionEventBase {
   @Field()
@@ -104,6 +116,9 @@ export class Notice extends SessionEventBase {
 
   @Field()
   text!: string;
+
+  @Field(() => NoticeOrigin, { nullable: true, description: 'Set when a beat sent it (its result), so the chat can say which.' })
+  origin?: NoticeOrigin | null;
 }
 
 const MEMBERS = { TurnStarted, ReplyDelta, ToolCallEvent, MessageAdded, TurnFinished, SessionRotated, Notice } as const;

@@ -10,7 +10,7 @@ export const SESSION_EVENTS = /* GraphQL */ `
       ... on MessageAdded { seq messageId role content }
       ... on TurnFinished { seq turnId status replyMessageId error }
       ... on SessionRotated { seq previousSessionId newSessionId reason }
-      ... on Notice { seq level text }
+      ... on Notice { seq level text origin { kind id name } }
     }
   }
 `;

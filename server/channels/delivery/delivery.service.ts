@@ -48,7 +48,7 @@ export class DeliveryService implements OutboundSender, NoticeSender {
    * already (MessageAdded). Platform chats also get the text through their mailbox.
    */
   private async hand(target: NoticeTarget, text: string, kind: 'reply' | 'notice', turnId?: string): Promise<void> {
-    if (kind === 'notice' && target.sessionId) await this.deps.events.publish(target.sessionId, { type: 'Notice', level: target.level ?? 'info', text });
+    if (kind === 'notice' && target.sessionId) await this.deps.events.publish(target.sessionId, { type: 'Notice', level: target.level ?? 'info', text, ...(target.origin ? { origin: target.origin } : {}) });
     const transport = this.deps.channels.get(target.channel);
     if (!target.chatId || transport?.delivery === 'session-events') return;
     const limit = transport?.maxMessageLength ?? 4000;

@@ -142,7 +142,7 @@ export class BeatRunner {
       if (!task.ok) throw new RunFailed(task.text, result);
     }
     const target = beat.targetChannel && beat.targetChatId ? { channel: beat.targetChannel, chatId: beat.targetChatId } : null;
-    const delivered = await this.deps.delivery.deliver(ctx, { userId: ownerId, target, key: `beat:${run.id}`, text: result.output });
+    const delivered = await this.deps.delivery.deliver(ctx, { userId: ownerId, target, key: `beat:${run.id}`, text: result.output, origin: { kind: 'beat', id: beat.id, name: beat.name } });
     if (!delivered) {
       throw new RunFailed('There was no chat to deliver the result to: set a target, or link a Telegram or WhatsApp identity to the owner.', result);
     }

@@ -1,6 +1,6 @@
 import type { Ctx } from '../../common/ctx';
 import type { Db } from '../../persistence/db';
-import type { NoticeSender } from '../events';
+import type { NoticeOrigin, NoticeSender } from '../events';
 import { Session, SessionStatus } from '../sessions';
 import type { UserService } from '../users';
 
@@ -17,6 +17,8 @@ export interface ResultDeliveryRequest {
   /** Idempotency key: a result handed over twice with the same key is delivered once. */
   key: string;
   text: string;
+  /** What sends it: web and TUI show it beside the text, platform chats get it as a first line (⏰ name). */
+  origin?: NoticeOrigin | null;
 }
 
 /** Port: the channels of this deployment, as the channel registry knows them. */
@@ -57,10 +59,11 @@ export class ResultDelivery {
     if (this.deps.channels.readsSessionEvents(target.channel)) {
       const session = await this.activeSession(ctx, `${target.channel}:${target.chatId}`);
       if (!session) return null;
-      await this.deps.notices.notify(ctx, { channel: target.channel, chatId: null, key: req.key, sessionId: session.id }, req.text);
+      await this.deps.notices.notify(ctx, { channel: target.channel, chatId: null, key: req.key, sessionId: session.id, origin: req.origin ?? null }, req.text);
       return target;
     }
-    await this.deps.notices.notify(ctx, { channel: target.channel, chatId: target.chatId, key: req.key }, req.text);
+    const text = req.origin ? `⏰ ${req.origin.name}\n${req.text}` : req.text;
+    await this.deps.notices.notify(ctx, { channel: target.channel, chatId: target.chatId, key: req.key }, text);
     return target;
   }
 

@@ -1,2 +1,2 @@
 export type { SessionEvent, SessionEventBody, SessionEventPublisher, SessionEventSource } from './session-event.types';
-export type { NoticeSender, NoticeTarget } from './notice-sender';
+export type { NoticeOrigin, NoticeSender, NoticeTarget } from './notice-sender';

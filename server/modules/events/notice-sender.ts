@@ -1,5 +1,13 @@
 import type { Ctx } from '../../common/ctx';
 
+/** What sent a notice on the server's own initiative (a beat's result), so a chat can say so. */
+export interface NoticeOrigin {
+  kind: 'beat';
+  id: string;
+  /** The beat's name as its owner gave it. */
+  name: string;
+}
+
 /** Where a notice goes: a session's event stream and/or a chat, with an idempotency key. */
 export interface NoticeTarget {
   channel: string;
@@ -10,6 +18,8 @@ export interface NoticeTarget {
   /** Publish it as a Notice event of this session too (every subscriber sees it). */
   sessionId?: string | null;
   level?: 'info' | 'warn' | 'error';
+  /** What sent it (a beat), shown by the clients of the session's event stream. */
+  origin?: NoticeOrigin | null;
 }
 
 /**

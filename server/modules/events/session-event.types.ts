@@ -1,3 +1,5 @@
+import type { NoticeOrigin } from './notice-sender';
+
 /**
  * Events of one session, in `seq` order (DESIGN §7 `sessionEvents`). Plain data, so they can travel
  * through Redis; the GraphQL layer maps them onto the SessionEvent union.
@@ -9,7 +11,7 @@ export type SessionEventBody =
   | { type: 'MessageAdded'; messageId: string; role: string; content: string; voiceSeconds?: number | null }
   | { type: 'TurnFinished'; turnId: string; status: 'done' | 'failed' | 'cancelled'; replyMessageId?: string | null; error?: string | null; errorCode?: string | null }
   | { type: 'SessionRotated'; previousSessionId: string; newSessionId: string; reason: string }
-  | { type: 'Notice'; level: 'info' | 'warn' | 'error'; text: string };
+  | { type: 'Notice'; level: 'info' | 'warn' | 'error'; text: string; origin?: NoticeOrigin | null };
 
 export type SessionEvent = SessionEventBody & {
   /** Per-session sequence number, from 1; a reconnecting subscriber passes the last one it saw. */

@@ -52,6 +52,8 @@ describe('beat failures and one-shot reminders', () => {
     expect(String(notices.find((e) => e.__typename === 'Notice' && String(e.text).includes('flaky'))!.text)).toMatch(
       /^⚠️ Your beat "flaky" failed 2 times in a row and was disabled\. Last error: .+\nFix the cause, then enable it again/,
     );
+    // The warning is the server's own, not the beat's result.
+    expect(notices.find((e) => e.__typename === 'Notice' && String(e.text).includes('flaky'))!.origin).toBeNull();
     expect((await send(owner, '/beats')).reply).toContain('• flaky — task, 0 7 * * * (UTC); disabled after 2 failures');
 
     // Enabled again: the count starts afresh and the schedule is back.
@@ -69,7 +71,9 @@ describe('beat failures and one-shot reminders', () => {
     const at = new Date(Date.now() + 1500).toISOString();
     const beat = dataOf(await owner.http(CreateBeatDocument, { input: { name: 'tea', kind: 'REMINDER', text: 'The tea is ready 🍵', at } })).createBeat;
     expect(beat.nextRuns).toEqual([new Date(at).toISOString()]);
-    await events.waitFor((es) => es.some((e) => e.__typename === 'Notice' && e.text === 'The tea is ready 🍵'), 15_000);
+    const delivered = await events.waitFor((es) => es.some((e) => e.__typename === 'Notice' && e.text === 'The tea is ready 🍵'), 15_000);
+    // The chat can say which beat sent it.
+    expect(delivered.find((e) => e.__typename === 'Notice' && e.text === 'The tea is ready 🍵')!.origin).toEqual({ kind: 'beat', id: beat.id, name: 'tea' });
     const done = await eventually(async () => {
       const b = dataOf(await owner.http(BeatDocument, { id: beat.id })).beat;
       return !b.enabled && b;

@@ -106,9 +106,9 @@ describe('a beat every second with two worker processes', () => {
       expect(tick % 1000).toBe(0);
       expect(r.createdAt.getTime()).toBeGreaterThanOrEqual(tick);
     }
-    // Each result reached the Telegram chat once; nothing else was sent there.
+    // Each result reached the Telegram chat once, under the beat's name; nothing else was sent there.
     const sent = await tg.waitFor(() => (tg.sentTo(CHAT).length >= runs.length ? tg.sentTo(CHAT) : null), 'every result in the chat', 15_000);
-    expect(sent.map((m) => m.text).sort()).toEqual(runs.map((r) => r.output!).sort());
+    expect(sent.map((m) => m.text).sort()).toEqual(runs.map((r) => `⏰ every second\n${r.output!}`).sort());
     expect(new Set(sent.map((m) => m.text)).size).toBe(sent.length);
     // The model was asked for every run (a model call whose job stalled on a loaded machine is asked
     // again), each time with the instruction alone: no earlier run in the prompt.

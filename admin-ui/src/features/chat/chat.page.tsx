@@ -4,6 +4,7 @@ import { useAuth } from '../../lib/auth';
 import { trustAtLeast } from '../../lib/trust';
 import { useQuery } from '../../lib/use-graphql';
 import { ErrorBox, Loading, PageHeader } from '../../components/ui';
+import { Link } from '../../lib/router';
 import { useChat, type ChatItem } from './use-chat';
 import { InlineApproval } from './inline-approval';
 import { MockModelNotice } from '../models/mock-model-notice';
@@ -40,7 +41,22 @@ function Item({ item, canDecide, statusOf }: { item: ChatItem; canDecide: boolea
         </div>
       );
     case 'notice':
-      return item.approvalId && canDecide ? <InlineApproval id={item.approvalId} text={item.text} status={statusOf.get(item.approvalId) ?? null} /> : <div className="bubble notice">{item.text}</div>;
+      if (item.approvalId && canDecide) return <InlineApproval id={item.approvalId} text={item.text} status={statusOf.get(item.approvalId) ?? null} />;
+      if (item.beat) {
+        return (
+          <div className="bubble notice from-beat" data-beat={item.beat.id}>
+            <div className="bubble-origin small">
+              <svg className="origin-icon" viewBox="0 0 16 16" width="12" height="12" aria-hidden="true">
+                <circle cx="8" cy="8" r="6.5" fill="none" stroke="currentColor" strokeWidth="1.5" />
+                <path d="M8 4.5V8l2.5 1.5" fill="none" stroke="currentColor" strokeWidth="1.5" strokeLinecap="round" />
+              </svg>{' '}
+              From the beat <Link to={`/beats/${item.beat.id}`}>{item.beat.name}</Link>
+            </div>
+            {item.text}
+          </div>
+        );
+      }
+      return <div className="bubble notice">{item.text}</div>;
   }
 }
 

@@ -9,7 +9,7 @@ export type ChatItem = { key: string; at: string } & (
   | { kind: 'message'; role: string; content: string }
   | { kind: 'streaming'; content: string }
   | { kind: 'tool'; tool: string; phase: string; outcome: string | null; summary: string | null }
-  | { kind: 'notice'; level: string; text: string; approvalId: string | null }
+  | { kind: 'notice'; level: string; text: string; approvalId: string | null; beat?: { id: string; name: string } | null }
 );
 
 /** Replaces the item with the same key in place, or inserts a new one in time order. */
@@ -101,7 +101,8 @@ export function useChat() {
           break;
         case 'Notice': {
           const approvalId = /^Approval needed for /.test(e.text) ? (/\/approve (\S+) allow_once/.exec(e.text)?.[1] ?? null) : null;
-          upsert({ kind: 'notice', key: `notice:${e.seq}`, at: e.at, level: e.level, text: e.text, approvalId });
+          const beat = e.origin?.kind === 'beat' ? { id: e.origin.id, name: e.origin.name } : null;
+          upsert({ kind: 'notice', key: `notice:${e.seq}`, at: e.at, level: e.level, text: e.text, approvalId, beat });
           break;
         }
       }
