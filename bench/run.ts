@@ -13,6 +13,7 @@ import { telegramBench } from './telegram.bench';
 import { subscribersBench } from './subscribers.bench';
 import { startupBench } from './startup.bench';
 import { contentionBench } from './contention.bench';
+import { mcpBench } from './mcp.bench';
 import type { BenchContext } from './support/context';
 import { Results } from './support/results';
 
@@ -24,6 +25,7 @@ const SUITES: Record<string, (b: BenchContext) => Promise<void>> = {
   telegram: telegramBench,
   subscribers: subscribersBench,
   startup: startupBench,
+  mcp: mcpBench,
 };
 
 async function main(argv: string[]): Promise<number> {

@@ -4,6 +4,8 @@
 // resolves once the server listens, and the server plus its signal handlers keep the process alive.
 const path = require('node:path');
 const fs = require('node:fs');
+// Node 22.1 and later keep the compiled code of the modules on disk, so later starts skip compiling them.
+require('node:module').enableCompileCache?.();
 const entry = path.join(__dirname, '..', 'dist', 'server', 'cli', 'main.js');
 if (!fs.existsSync(entry)) {
   console.error('muninn: the server is not built yet. Run "npm run build" (or "npm start") first.');

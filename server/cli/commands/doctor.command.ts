@@ -11,9 +11,10 @@ import { checkRedis } from '../doctor/redis-check';
 import { checkPricing } from '../doctor/pricing-check';
 import { checkDataFolder, checkDatabase } from '../doctor/storage-checks';
 import { checkFfmpeg, checkVoice } from '../doctor/voice-checks';
+import { checkMcpServers } from '../doctor/mcp-checks';
 
 /**
- * `muninn doctor`: checks config, data folder, database, Redis, model providers, prices, channels and voice (roles, ffmpeg), one line
+ * `muninn doctor`: checks config, data folder, database, Redis, model providers, prices, channels, voice (roles, ffmpeg) and MCP servers, one line
  * each (`ok`, `warn` or `FAIL` plus a hint), and exits 1 when any check fails. Nothing is changed: the
  * trial Redis is stopped again and a missing database is reported, not created.
  */
@@ -38,6 +39,7 @@ export function registerDoctorCommand(program: Command, run: CliRun): void {
         report(checkTelegram(config));
         report(checkVoice(config, io.env));
         report(await checkFfmpeg(config));
+        for (const result of await checkMcpServers(config)) report(result);
       }
       const failed = results.filter((r) => r.verdict === 'FAIL').length;
       const warned = results.filter((r) => r.verdict === 'warn').length;

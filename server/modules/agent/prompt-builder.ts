@@ -135,17 +135,21 @@ export function buildPrompt(input: PromptInput): BuiltPrompt {
     }
     return out;
   };
+  // Native tool schemas go beside the messages (the request's `tools`), but the model reads them as
+  // prompt all the same: many MCP tools can take a large share of the window, so they count here.
+  const toolSchemas = input.nativeTools && input.tools.length ? input.estimate([{ role: 'system', content: JSON.stringify(input.tools.map((t) => ({ name: t.name, description: t.description, parameters: t.parameters }))) }]) : 0;
+  const measure = (m: ChatMessage[]) => input.estimate(m) + toolSchemas;
   let messages = assemble();
-  let estimated = input.estimate(messages);
+  let estimated = measure(messages);
   while (estimated > input.budgetTokens && memories.length) {
     memories = memories.slice(0, -1);
     messages = assemble();
-    estimated = input.estimate(messages);
+    estimated = measure(messages);
   }
   while (estimated > input.budgetTokens && kept.length) {
     kept = kept.slice(1);
     messages = assemble();
-    estimated = input.estimate(messages);
+    estimated = measure(messages);
   }
   if (estimated > input.budgetTokens && summaryText) {
     const room = input.budgetTokens - (estimated - input.estimate([{ role: 'system', content: summaryText }]));
@@ -153,7 +157,7 @@ export function buildPrompt(input: PromptInput): BuiltPrompt {
     summaryText = shorter && shorter.length > SUMMARY_CUT_MARK.length ? shorter : null;
     summaryCut = true;
     messages = assemble();
-    estimated = input.estimate(messages);
+    estimated = measure(messages);
   }
   const droppedMessages = exchanges.slice(0, exchanges.length - kept.length).reduce((n, ex) => n + ex.length, 0);
   return { messages, estimatedTokens: estimated, droppedMessages, droppedMemories: input.memories.length - memories.length, summaryCut };

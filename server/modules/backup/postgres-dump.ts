@@ -1,5 +1,5 @@
 import { spawn } from 'node:child_process';
-import { Client } from 'pg';
+import type { Client } from 'pg';
 import { BackupRefusedError } from './backup.errors';
 
 // === PostgreSQL backups through pg_dump / pg_restore
@@ -49,7 +49,7 @@ async function countTables(client: Client): Promise<Record<string, number>> {
 
 /** Dumps the database at `url` into `target` (custom format) and returns the row counts of the same snapshot. */
 export async function dumpPostgres(url: string, target: string): Promise<Record<string, number>> {
-  const client = new Client({ connectionString: url });
+  const client = await connectPg(url);
   await client.connect();
   try {
     await client.query('BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY');
@@ -76,7 +76,7 @@ export async function listPostgresDump(file: string): Promise<string[]> {
 
 /** Whether the database at `url` already holds tables in `public`. */
 export async function postgresHasTables(url: string): Promise<boolean> {
-  const client = new Client({ connectionString: url });
+  const client = await connectPg(url);
   await client.connect();
   try {
     const { rows } = await client.query<{ n: string }>("SELECT count(*) AS n FROM pg_tables WHERE schemaname = 'public'");
@@ -89,7 +89,7 @@ export async function postgresHasTables(url: string): Promise<boolean> {
 /** Restores a dump into the database at `url`; `clean` drops what is there first. Returns the restored row counts. */
 export async function restorePostgres(url: string, file: string, clean: boolean): Promise<Record<string, number>> {
   await run('pg_restore', ['--no-owner', '--no-privileges', '--exit-on-error', '--single-transaction', ...(clean ? ['--clean', '--if-exists'] : []), '--dbname', url, file]);
-  const client = new Client({ connectionString: url });
+  const client = await connectPg(url);
   await client.connect();
   try {
     return await countTables(client);
@@ -97,3 +97,10 @@ export async function restorePostgres(url: string, file: string, clean: boolean)
     await client.end();
   }
 }
+
+/** `pg` is loaded only when a PostgreSQL database is backed up (a SQLite server never loads it). */
+async function connectPg(url: string): Promise<Client> {
+  const { Client: PgClient } = await import('pg');
+  return new PgClient({ connectionString: url });
+}
+

@@ -3,10 +3,11 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import path from 'node:path';
 import { freePort } from '../../../server/redis/managed-redis';
+import { everythingServer } from '../../support/mcp/everything';
 import { runCli, tempDir, type CliResult } from './run-cli';
 
 const CHECK_LINE = /^(\S+(?: \S+)*)\s+(ok|warn|FAIL): (.+)$/;
-const CHECKS = ['config', 'data folder', 'database', 'redis', 'model provider', 'pricing', 'telegram', 'voice', 'ffmpeg'];
+const CHECKS = ['config', 'data folder', 'database', 'redis', 'model provider', 'pricing', 'telegram', 'voice', 'ffmpeg', 'mcp'];
 
 /** The check lines of a doctor run, by name. */
 function checks(res: CliResult): Map<string, { verdict: string; text: string }> {
@@ -312,5 +313,28 @@ process.on('SIGTERM', () => { require('node:fs').appendFileSync(${JSON.stringify
         text: expect.stringMatching(/^voice notes not set up \(no ai\.roles\.transcribe\); spoken replies \(when_voice\) .* — hint: spoken replies answer voice notes, which need ai\.roles\.transcribe/),
       });
     });
+  });
+  it('mcp: connects each configured server and lists its tools; a missing command fails with a hint; per-user servers are not connected', async () => {
+    writeConfig({
+      mcp: {
+        connect_timeout_ms: 15000,
+        servers: {
+          everything: everythingServer(),
+          missing: { transport: 'stdio', command: path.join(dir, 'no-such-mcp-server') },
+          issues: { transport: 'http', url: 'http://127.0.0.1:9/mcp', auth: 'per_user' },
+          off: { transport: 'stdio', command: 'nothing', enabled: false },
+        },
+      },
+    });
+    const res = await runCli(['doctor'], { env, cwd: dir });
+    const found = checks(res);
+    expect(found.get('mcp everything')).toEqual({ verdict: 'ok', text: expect.stringMatching(/^stdio ".*server-everything.*": \d+ tools \(echo, .*\)$/) });
+    expect(found.get('mcp missing')).toEqual({
+      verdict: 'FAIL',
+      text: expect.stringMatching(/the command ".*no-such-mcp-server" was not found .* — hint: fix mcp\.servers\.missing or set enabled: false$/),
+    });
+    expect(found.get('mcp issues')).toEqual({ verdict: 'ok', text: "http http://127.0.0.1:9/mcp: auth per_user, connected with each user's own credentials (not checked here)" });
+    expect(found.get('mcp off')).toEqual({ verdict: 'ok', text: 'stdio "nothing": disabled' });
+    expect(res.code).toBe(1);
   });
 });

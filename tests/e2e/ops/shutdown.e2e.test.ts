@@ -111,7 +111,8 @@ describe('shutdown on one signal (NODE_ENV=production)', () => {
     rig.server.child.kill('SIGTERM');
     const { code, ms } = await waitExit(rig.server);
     expect(code).toBe(0);
-    expect(ms).toBeLessThan(5_000);
+    // Bounded: no wait on turns or timers (loose, for busy machines).
+    expect(ms).toBeLessThan(10_000);
     const logs = rig.server.logs.map((l) => String(l.msg));
     expect(logs).toContain('shutting down');
     expect(logs).not.toContain('second signal: exiting now');
@@ -185,7 +186,7 @@ describe('shutdown on one signal (NODE_ENV=production)', () => {
     rig.server.child.kill('SIGTERM');
     const { code, ms } = await waitExit(rig.server);
     expect(code).toBe(0);
-    expect(ms).toBeLessThan(6_000);
+    expect(ms).toBeLessThan(10_000);
     await eventually(() => !pidAlive(rig.redisPid), 5_000, 'managed redis-server stopped');
 
     model.server!.setDefault((req) => ({ text: `Quick reply to ${lastUserText(req)}` }));
@@ -203,7 +204,7 @@ describe('shutdown on one signal (NODE_ENV=production)', () => {
     again.server.child.kill('SIGTERM');
     const second = await waitExit(again.server);
     expect(second.code).toBe(1);
-    expect(second.ms).toBeLessThan(3_000);
+    expect(second.ms).toBeLessThan(5_000);
     expect(again.server.logs.map((l) => String(l.msg))).toContain('second signal: exiting now');
     await eventually(() => !pidAlive(again.redisPid), 5_000, 'managed redis-server stopped with the process');
   });
