@@ -8,5 +8,5 @@ export default defineConfig({
   base: '/admin/',
   plugins: [react()],
   build: { outDir: 'dist', emptyOutDir: true, sourcemap: false, chunkSizeWarningLimit: 800 },
-  server: { proxy: { '/graphql': { target, ws: true }, '/readyz': { target } } },
+  server: { proxy: { '/graphql': { target, ws: true }, '/readyz': { target }, '/uploads': { target } } },
 });

@@ -17,10 +17,28 @@ function short(n: number): string {
   return n >= 1e6 ? `${n / 1e6}M` : n >= 1e3 ? `${n / 1e3}k` : String(n);
 }
 
-export function BarChart({ labels, series, title, height = 180 }: { labels: string[]; series: Series[]; title: string; height?: number }) {
+/**
+ * Stacked bars per label. With nothing to show (every value 0) it shows `empty` in a frame of the same
+ * height instead of an axis with no bars; `format` writes the axis values (e.g. dollars).
+ */
+export function BarChart({ labels, series, title, height = 180, format = short, empty = 'Nothing in this period.' }: {
+  labels: string[];
+  series: Series[];
+  title: string;
+  height?: number;
+  format?: (n: number) => string;
+  empty?: string;
+}) {
   const width = 600;
-  const pad = { l: 40, r: 8, t: 8, b: 28 };
+  const pad = { l: 48, r: 8, t: 8, b: 28 };
   const totals = labels.map((_, i) => series.reduce((s, x) => s + (x.values[i] ?? 0), 0));
+  if (!totals.some((v) => v > 0)) {
+    return (
+      <figure className="chart chart-empty" style={{ margin: 0, aspectRatio: `${width} / ${height}` }} role="img" aria-label={`${title}: ${empty}`}>
+        <span>{empty}</span>
+      </figure>
+    );
+  }
   const max = niceMax(Math.max(0, ...totals));
   const innerW = width - pad.l - pad.r;
   const innerH = height - pad.t - pad.b;
@@ -34,7 +52,7 @@ export function BarChart({ labels, series, title, height = 180 }: { labels: stri
           <g key={f}>
             <line className="axis" x1={pad.l} x2={width - pad.r} y1={y(max * f)} y2={y(max * f)} />
             <text x={pad.l - 6} y={y(max * f) + 3} textAnchor="end">
-              {short(max * f)}
+              {format(max * f)}
             </text>
           </g>
         ))}

@@ -39,3 +39,10 @@ export function failureText(reason: string | null | undefined): string {
     return reason;
   }
 }
+
+/** Dollars: cents for amounts from a cent up, four decimals below (a few tokens cost fractions of a cent). */
+export function fmtUsd(n: number | null | undefined): string {
+  if (n === null || n === undefined) return '–';
+  if (n === 0) return '$0';
+  return Math.abs(n) >= 0.01 ? `$${n.toFixed(2)}` : `$${n.toFixed(4)}`;
+}

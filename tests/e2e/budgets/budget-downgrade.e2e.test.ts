@@ -17,6 +17,7 @@ import { UsageRecord } from '../../../server/modules/usage';
 jest.setTimeout(60_000);
 
 const ZONE = 'Europe/Berlin';
+const METRICS_TOKEN = 'metrics-token-of-the-downgrade-test';
 
 function lastUserText(req: RecordedRequest): string {
   const content = (req.body?.messages ?? []).filter((m) => m.role === 'user').at(-1)?.content;
@@ -46,6 +47,7 @@ describe('budgets: on_exceed downgrade', () => {
         budgets: { defaults: { MEMBER: { daily_usd: 0.4 } }, on_exceed: 'downgrade', downgrade_to: 'summarizer', max_output_tokens: 200, timezone: ZONE },
         session: { summarizer_mode: 'manual' },
         channels: { telegram: { enabled: true, bot_token: token, api_root: tg.url } },
+        metrics: { token: METRICS_TOKEN },
         log: { level: 'warn' },
       },
     });
@@ -90,6 +92,12 @@ describe('budgets: on_exceed downgrade', () => {
       ['cheap-model', 0.0002],
       ['cheap-model', 0.0002],
     ]);
+    // Prometheus: cost by provider, model and trust level, never by user.
+    const scrape = await (await fetch(`${t.url}/metrics`, { headers: { authorization: `Bearer ${METRICS_TOKEN}` } })).text();
+    const costLines = scrape.split('\n').filter((l) => l.startsWith('muninn_model_cost_usd_total{'));
+    expect(costLines.find((l) => l.includes('model="big-model"'))).toMatch(/^muninn_model_cost_usd_total\{[^}]*trust="MEMBER"[^}]*\} 0\.4$/);
+    expect(costLines.find((l) => l.includes('model="cheap-model"'))).toMatch(/trust="MEMBER".*\} 0\.0004$/);
+    expect(scrape).not.toContain(user.id);
     // The GraphQL path is not refused either: sendMessage is accepted and answered by the cheap model.
     const member = t.client(user.token);
     const web = await member.http<{ sendMessage: { status: string } }, unknown>(/* GraphQL */ `mutation ($input: SendMessageInput!) { sendMessage(input: $input) { status } }`, { input: { text: 'thrift web' } });

@@ -1,6 +1,6 @@
 /**
  * Security suite, documents (issue 27 acceptance 3): every bad file — encrypted PDF, damaged PDF, scanned
- * PDF without a text layer, a DOCX zip bomb, files whose type lies — ends FAILED with its reason, never a
+ * PDF without a text layer, a DOCX zip bomb, files whose type lies, a PDF over the page cap — ends FAILED with its reason, never a
  * 5xx or a crash, and the server goes on (a good file afterwards is READY); a turn is answered while a
  * 500-page PDF ingests (extraction runs on its own thread; the event loop stays free). Hostile uploads:
  * `POST /uploads` without or with a bad token, as a GUEST, not multipart, of an unsupported type, over the
@@ -77,6 +77,8 @@ it('each bad file ends FAILED with its reason; the server goes on', async () => 
     ['notes.txt', 'text/plain', await buildPdf(['I am a PDF in disguise.']), /type is wrong.*is a PDF/],
     ['letter.docx', '', buildZip([{ name: 'hello.txt', data: Buffer.from('hi') }]), /not a Word document/],
     ['memo.docx', '', Buffer.from('Just some text pretending to be Word.'), /type is wrong.*not one/],
+    // One page over documents.max_pages (500): refused once the page count is read, before any text.
+    ['long.pdf', 'application/pdf', await buildLongPdf(501), /has 501 pages; at most 500 are read \(documents\.max_pages\)/],
   ];
   const ids: string[] = [];
   for (const [name, type, data] of cases) {

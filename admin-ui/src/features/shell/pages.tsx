@@ -4,6 +4,7 @@ import { OverviewPage } from '../overview/overview.page';
 import { ChatPage } from '../chat/chat.page';
 import { SessionsPage } from '../sessions/sessions.page';
 import { MemoriesPage } from '../memories/memories.page';
+import { DocumentsPage } from '../documents/documents.page';
 import { UsersPage } from '../users/users.page';
 import { ApprovalsPage } from '../approvals/approvals.page';
 import { ToolsPage } from '../tools/tools.page';
@@ -32,6 +33,7 @@ export const PAGES: PageDef[] = [
   { path: '/chat', title: 'Chat', minTrust: 'MEMBER', section: 'Assistant', component: ChatPage },
   { path: '/sessions', title: 'Sessions', minTrust: 'MEMBER', section: 'Assistant', component: SessionsPage },
   { path: '/memories', title: 'Memories', minTrust: 'MEMBER', section: 'Assistant', component: MemoriesPage },
+  { path: '/documents', title: 'Documents', minTrust: 'MEMBER', section: 'Assistant', component: DocumentsPage },
   { path: '/beats', title: 'Beats', minTrust: 'MEMBER', section: 'Assistant', component: BeatsPage },
   { path: '/mcp', title: 'MCP servers', minTrust: 'MEMBER', section: 'Assistant', component: McpPage },
   { path: '/account', title: 'Account', minTrust: 'MEMBER', section: 'Assistant', component: AccountPage },

@@ -1,9 +1,10 @@
 import { useMemo, useState } from 'react';
 import { UsageDocument, UserChoicesDocument, type UsageGrouping } from '../../gql/graphql';
 import { useQuery } from '../../lib/use-graphql';
-import { fmtNum } from '../../lib/format';
+import { fmtNum, fmtUsd } from '../../lib/format';
 import { Card, Empty, PageHeader, QueryView } from '../../components/ui';
 import { BarChart, dayRange } from '../../components/charts';
+import { BudgetsCard } from './budgets-card';
 
 const GROUPS: Array<[UsageGrouping, string]> = [
   ['DAY', 'Day'],
@@ -26,7 +27,7 @@ export function UsagePage() {
     <>
       <PageHeader
         title="Usage"
-        subtitle="Model calls and tokens, by day, user, model or session."
+        subtitle="Model calls, tokens and their cost, by day, user, model or session; what each user may spend."
         actions={
           <>
             <label className="field">
@@ -52,14 +53,24 @@ export function UsagePage() {
       />
       <QueryView q={q}>
         {(d) => {
-          const rows = groupBy === 'DAY' ? dayRange(new Date(range.from), new Date(range.to)).map((day) => d.usage.find((u) => u.key === day) ?? { key: day, calls: 0, inputTokens: 0, outputTokens: 0, cacheReadTokens: 0, cacheWriteTokens: 0, estimated: false }) : [...d.usage].sort((a, b) => b.inputTokens + b.outputTokens - (a.inputTokens + a.outputTokens)).slice(0, 20);
+          const rows = groupBy === 'DAY' ? dayRange(new Date(range.from), new Date(range.to)).map((day) => d.usage.find((u) => u.key === day) ?? { key: day, calls: 0, inputTokens: 0, outputTokens: 0, cacheReadTokens: 0, cacheWriteTokens: 0, estimated: false, costUsd: 0, unpricedCalls: 0 }) : [...d.usage].sort((a, b) => b.costUsd - a.costUsd || b.inputTokens + b.outputTokens - (a.inputTokens + a.outputTokens)).slice(0, 20);
           const labels = rows.map((r) => (groupBy === 'DAY' ? r.key.slice(5) : nameOf(r.key)));
           const total = d.usage.reduce((s, u) => s + u.inputTokens + u.outputTokens, 0);
+          const cost = d.usage.reduce((s, u) => s + u.costUsd, 0);
+          const unpriced = d.usage.reduce((s, u) => s + u.unpricedCalls, 0);
           return (
             <div className="stack">
               {!d.usage.length ? <Empty title="No usage in this period">Model calls are counted here once the assistant answers.</Empty> : null}
+              {unpriced ? (
+                <div className="alert info" role="note">
+                  {fmtNum(unpriced)} calls in this period were of models without a price (<code>pricing</code> in the config): their tokens are counted, their cost is not. <code>muninn doctor</code> lists them.
+                </div>
+              ) : null}
               <div className="grid cols-2">
-                <Card title="Tokens">
+                <Card title={`Cost · ${fmtUsd(cost)}`}>
+                  <BarChart title="Cost in USD" labels={labels} series={[{ name: 'USD', values: rows.map((r) => r.costUsd) }]} format={fmtUsd} empty="No cost in this period." />
+                </Card>
+                <Card title={`Tokens · ${fmtNum(total)}`}>
                   <BarChart
                     title="Tokens"
                     labels={labels}
@@ -68,13 +79,12 @@ export function UsagePage() {
                       { name: 'output', values: rows.map((r) => r.outputTokens) },
                       { name: 'cache read', values: rows.map((r) => r.cacheReadTokens) },
                     ]}
+                    empty="No tokens in this period."
                   />
                 </Card>
-                <Card title="Model calls">
-                  <BarChart title="Model calls" labels={labels} series={[{ name: 'calls', values: rows.map((r) => r.calls) }]} />
-                </Card>
               </div>
-              <Card title={`Details · ${fmtNum(total)} tokens`}>
+              {d.usage.length ? (
+              <Card title="Details">
                 <div className="table-wrap">
                   <table>
                     <thead>
@@ -85,6 +95,7 @@ export function UsagePage() {
                         <th className="num">Output</th>
                         <th className="num">Cache read</th>
                         <th className="num">Cache write</th>
+                        <th className="num">Cost</th>
                       </tr>
                     </thead>
                     <tbody>
@@ -99,16 +110,24 @@ export function UsagePage() {
                           <td className="num">{fmtNum(u.outputTokens)}</td>
                           <td className="num">{fmtNum(u.cacheReadTokens)}</td>
                           <td className="num">{fmtNum(u.cacheWriteTokens)}</td>
+                          <td className="num">
+                            {fmtUsd(u.costUsd)}
+                            {u.unpricedCalls ? <span className="small muted" title="calls of models without a price"> +{u.unpricedCalls} unpriced</span> : null}
+                          </td>
                         </tr>
                       ))}
                     </tbody>
                   </table>
                 </div>
               </Card>
+              ) : null}
             </div>
           );
         }}
       </QueryView>
+      <div style={{ marginTop: 16 }}>
+        <BudgetsCard />
+      </div>
     </>
   );
 }
