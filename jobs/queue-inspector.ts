@@ -16,11 +16,12 @@ export class BullQueueInspector implements QueueInspector {
   constructor(
     private readonly connection: Redis,
     private readonly prefix: string,
-    private readonly queueList: readonly string[],
+    /** The queues to show; a function when they change at run time (a channel set up from the console). */
+    private readonly queueList: readonly string[] | (() => readonly string[]),
   ) {}
 
   names(): string[] {
-    return [...this.queueList];
+    return [...(typeof this.queueList === 'function' ? this.queueList() : this.queueList)];
   }
 
   async counts(queue: string): Promise<Record<JobState, number>> {

@@ -252,13 +252,14 @@ export class App {
     this.inspector ??= new BullQueueInspector(
       this.redis!.create('queue-inspector'),
       `${this.config.redis.prefix}:bull`,
-      queueNames(
-        chat.router.providers().map((p) => p.name),
-        chat.channels
-          .all()
-          .filter((t) => t.delivery !== 'session-events')
-          .map((t) => t.channel),
-      ),
+      () =>
+        queueNames(
+          chat.router.providers().map((p) => p.name),
+          chat.channels
+            .all()
+            .filter((t) => t.delivery !== 'session-events')
+            .map((t) => t.channel),
+        ),
     );
     return this.inspector;
   }

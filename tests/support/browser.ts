@@ -8,13 +8,13 @@ export const CHROMIUM_PATH = ['/usr/lib/chromium/chromium', '/usr/bin/chromium']
 
 export const ARTIFACTS = path.resolve(__dirname, '..', 'artifacts');
 
-/** One headless Chromium for a test file. */
-export async function launchBrowser(): Promise<Browser> {
+/** One headless Chromium for a test file; `extraArgs` adds flags (e.g. a fake microphone). */
+export async function launchBrowser(extraArgs: string[] = []): Promise<Browser> {
   if (!CHROMIUM_PATH) throw new Error('Browser tests need Chromium: apt-get install -y chromium (.ci/run does this).');
   return chromium.launch({
     executablePath: CHROMIUM_PATH,
     headless: true,
-    args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--disable-dev-shm-usage'],
+    args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--disable-dev-shm-usage', ...extraArgs],
   });
 }
 

@@ -55,7 +55,8 @@ describe('console: Channels page', () => {
   });
 
   it('Telegram: a wrong token is explained and not kept; the right one connects the bot at once', async () => {
-    await page.getByRole('link', { name: 'Channels' }).click();
+    // The overview points to where Telegram is set up.
+    await page.getByRole('link', { name: 'telegram not set up: set it up on the Channels page' }).click();
     await page.getByRole('heading', { name: 'Channels', level: 1 }).waitFor();
     const telegram = page.getByRole('region', { name: 'Telegram set-up' });
     await telegram.getByText('Not set up yet.').waitFor();

@@ -13,6 +13,7 @@ import { FakeOpenAIServer, FakeReplies, type RecordedRequest } from '../../suppo
 import { FakeTelegramServer } from '../../support/fakes/fake-telegram-server';
 import { startTestApp, type TestApp } from '../../support/test-app';
 import { UsageRecord } from '../../../server/modules/usage';
+import { Session } from '../../../server/modules/sessions';
 
 jest.setTimeout(60_000);
 
@@ -105,6 +106,14 @@ describe('budgets: on_exceed downgrade', () => {
     const webCall = await eventually(() => model.chatRequests().find((r) => lastUserText(r) === 'thrift web'), 20_000, 'the web turn');
     expect(webCall.body?.model).toBe('cheap-model');
     await member.close();
+
+    // The summarizer works for the session's user: compacting their chat (here at the OWNER's request) is charged to them.
+    const session = await t.app.db.repo(t.app.systemCtx('test'), Session).findOneByOrFail({ userId: user.id, channel: 'telegram' });
+    const compacted = await owner.http<unknown, unknown>(/* GraphQL */ `mutation ($id: ID!) { compactSession(sessionId: $id) { id } }`, { id: session.id });
+    expect(compacted.errors).toBeUndefined();
+    const summaries = await t.app.db.repo(t.app.systemCtx('test'), UsageRecord).findBy({ userId: user.id, role: 'summarizer' });
+    expect(summaries.length).toBeGreaterThan(0);
+    expect(summaries.every((r) => r.model === 'cheap-model' && r.costUsd === 0.0002)).toBe(true);
     await owner.close();
   });
 });

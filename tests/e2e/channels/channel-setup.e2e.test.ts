@@ -86,6 +86,9 @@ describe('channels set up from the console', () => {
     const [reply] = await tg.waitForSent(424242, 1, 15_000);
     expect(reply!.text.length).toBeGreaterThan(0);
     expect(JSON.stringify(model.chatRequests().at(-1)?.body?.messages)).toContain('hello from telegram');
+    // Its outbound queue joins the Queues page.
+    const queues = dataOf(await owner.http<{ queues: Array<{ name: string }> }, unknown>('{ queues { name } }' as never)).queues.map((q) => q.name);
+    expect(queues).toContain('outbound.telegram');
   });
 
   it('Telegram: removing the set-up stops the bot (the config file does not turn it on)', async () => {

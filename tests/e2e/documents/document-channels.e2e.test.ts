@@ -3,7 +3,8 @@
  * and the file download) and a Word file sent as a WhatsApp document through the fake socket are added as
  * the sender's documents; the chat is told when each is READY, a question about page 3 brings that
  * passage with its citation to the model; a Telegram group's file joins the group's collection; a bad
- * file (an encrypted PDF) ends FAILED and the chat is told why; an unsupported type gets a clear answer.
+ * file (an encrypted PDF) ends FAILED and the chat is told why; an unsupported type gets a clear answer; a
+ * file declared over the size cap is refused without being fetched.
  */
 import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
@@ -103,6 +104,14 @@ describe('Telegram', () => {
     const refused = await tg.waitFor(() => tg.sentTo(8102).find((m) => m.text.includes('Unsupported type')), 'the unsupported answer');
     expect(refused.text).toContain('song.mp4');
     expect((await docsOf(userId)).map((d) => d.name).sort()).toEqual(['locked.pdf', 'rota.md']);
+
+    // A file the platform declares larger than documents.max_bytes (25 MB) is refused before it is fetched.
+    const stored = tg.addFile(Buffer.from('# small in truth'), 'md');
+    tg.pushMessage({ chatId: 8102, from: 8102, extra: { document: { file_id: stored.file_id, file_unique_id: stored.file_unique_id, file_name: 'huge.md', mime_type: 'text/markdown', file_size: 26 * 1024 * 1024 } } });
+    const tooLarge = await tg.waitFor(() => tg.sentTo(8102).find((m) => m.text.includes('"huge.md" is too large')), 'the size answer');
+    expect(tooLarge.text).toContain('at most 25 MB');
+    expect(tg.calls.filter((c) => c.method === 'getFile' && c.params.file_id === stored.file_id)).toEqual([]);
+    expect((await docsOf(userId)).map((d) => d.name)).not.toContain('huge.md');
   }, 90_000);
 });
 

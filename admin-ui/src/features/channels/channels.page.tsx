@@ -4,7 +4,7 @@ import { useAuth } from '../../lib/auth';
 import { trustAtLeast } from '../../lib/trust';
 import { useMutation, useQuery } from '../../lib/use-graphql';
 import { fmtAgo } from '../../lib/format';
-import { Badge, Card, Empty, ErrorBox, PageHeader, QueryView, Switch, TableHead } from '../../components/ui';
+import { Badge, Card, Empty, ErrorBox, Loading, PageHeader, QueryView, Switch, TableHead } from '../../components/ui';
 import { TelegramCard, WhatsAppCard } from './channel-setup-cards';
 
 /** Telegram and WhatsApp set up from the console (OWNER), and the state of every channel (ADMIN). */
@@ -30,10 +30,14 @@ export function ChannelsPage() {
       <PageHeader title="Channels" subtitle="Where people reach the assistant: connect Telegram and WhatsApp here, and see the state of every channel." />
       <div className="stack">
         <ErrorBox error={setups.error} onRetry={() => void setups.refetch()} />
-        <div className="grid cols-2 setup-cards">
-          <TelegramCard setup={setupOf('telegram')} status={statusOf('telegram')} canEdit={canEdit} onChanged={refresh} />
-          <WhatsAppCard setup={setupOf('whatsapp')} status={statusOf('whatsapp')} canEdit={canEdit} onChanged={refresh} />
-        </div>
+        {setups.data ? (
+          <div className="grid cols-2 setup-cards">
+            <TelegramCard setup={setupOf('telegram')} status={statusOf('telegram')} canEdit={canEdit} onChanged={refresh} />
+            <WhatsAppCard setup={setupOf('whatsapp')} status={statusOf('whatsapp')} canEdit={canEdit} onChanged={refresh} />
+          </div>
+        ) : setups.loading ? (
+          <Loading label="Loading the channel set-up…" />
+        ) : null}
         <ErrorBox error={set.error} />
         <Card title="All channels">
           <QueryView q={channels} empty={(d) => (d.channels.length ? null : <Empty title="No channels" />)}>

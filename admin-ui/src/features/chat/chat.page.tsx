@@ -7,6 +7,7 @@ import { ErrorBox, Loading, PageHeader } from '../../components/ui';
 import { Link } from '../../lib/router';
 import { useChat, type ChatItem } from './use-chat';
 import { InlineApproval } from './inline-approval';
+import { MicIcon, VoiceRecorder } from './voice-recorder';
 import { MockModelNotice } from '../models/mock-model-notice';
 
 const MAX_IMAGE_BYTES = 5 * 1024 * 1024;
@@ -26,7 +27,17 @@ function readImage(file: File): Promise<ImageInput & { name: string; url: string
 function Item({ item, canDecide, statusOf }: { item: ChatItem; canDecide: boolean; statusOf: Map<string, string> }) {
   switch (item.kind) {
     case 'message':
-      return <div className={`bubble ${item.role === 'USER' ? 'user' : item.role === 'SYSTEM' ? 'system' : ''}`}>{item.content}</div>;
+      return (
+        <div className={`bubble ${item.role === 'USER' ? 'user' : item.role === 'SYSTEM' ? 'system' : ''}`}>
+          {item.voiceSeconds != null ? (
+            <div className="voice-tag">
+              <MicIcon size={12} />
+              Voice note · {`${Math.floor(item.voiceSeconds / 60)}:${String(item.voiceSeconds % 60).padStart(2, '0')}`}
+            </div>
+          ) : null}
+          {item.content}
+        </div>
+      );
     case 'streaming':
       return (
         <div className="bubble streaming" aria-live="polite" data-testid="streaming">
@@ -105,7 +116,7 @@ export function ChatPage() {
     <>
       <PageHeader
         title="Chat"
-        subtitle={<>Your web chat with the assistant. Slash commands work here: <code>/help</code>, <code>/new</code>, <code>/status</code>, <code>/compact</code>.</>}
+        subtitle={<>Your web chat with the assistant; the microphone button records a voice note. Slash commands work here: <code>/help</code>, <code>/new</code>, <code>/status</code>, <code>/compact</code>.</>}
         actions={chat.running ? <button onClick={() => void chat.stop()}>Stop</button> : null}
       />
       <MockModelNotice />
@@ -142,6 +153,7 @@ export function ChatPage() {
               <span className="sr-only">Attach images</span>
               <input type="file" accept="image/png,image/jpeg,image/webp,image/gif" multiple hidden onChange={(e) => void addFiles(e.target.files)} />
             </label>
+            <VoiceRecorder onError={setFileError} onRecorded={async (r) => void (await chat.sendVoice(r.blob, r.mimeType, r.seconds))} />
             <textarea aria-label="Message" placeholder="Message the assistant (Enter sends, Shift+Enter for a new line)" value={text} onChange={(e) => setText(e.target.value)} onKeyDown={onKey} rows={2} />
             <button className="primary" type="submit">
               Send

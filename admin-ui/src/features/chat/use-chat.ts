@@ -1,12 +1,12 @@
 import { useCallback, useEffect, useRef, useState } from 'react';
-import { ChatEventsDocument, ChatMessagesDocument, ChatSessionDocument, SendChatMessageDocument, StopChatTurnDocument, type ChatEventsSubscription, type ChatMessagesQuery, type ImageInput } from '../../gql/graphql';
+import { ChatEventsDocument, ChatMessagesDocument, ChatSessionDocument, SendChatMessageDocument, SendChatVoiceNoteDocument, StopChatTurnDocument, type ChatEventsSubscription, type ChatMessagesQuery, type ImageInput } from '../../gql/graphql';
 import { useAuth } from '../../lib/auth';
 import { GraphQLRequestError } from '../../lib/graphql-client';
 import { saveSlashExchange, withSlashItems } from './slash-history';
 
 /** One line of the transcript; `at` (ISO time) keeps history and replayed events in order. */
 export type ChatItem = { key: string; at: string } & (
-  | { kind: 'message'; role: string; content: string }
+  | { kind: 'message'; role: string; content: string; /** Transcript of a voice note of this length. */ voiceSeconds?: number | null }
   | { kind: 'streaming'; content: string }
   | { kind: 'tool'; tool: string; phase: string; outcome: string | null; summary: string | null }
   | { kind: 'notice'; level: string; text: string; approvalId: string | null; beat?: { id: string; name: string } | null }
@@ -84,7 +84,9 @@ export function useChat() {
               next[streaming] = { kind: 'message', key: `msg:${e.messageId}`, at: list[streaming]!.at, role: e.role, content: e.content };
               return next;
             }
-            return put(list, { kind: 'message', key: `msg:${e.messageId}`, at: e.at, role: e.role, content: e.content });
+            // A voice note's transcript replaces its "transcribing" line.
+            const rest = e.voiceSeconds != null ? list.filter((x) => !x.key.startsWith('voice-pending:')) : list;
+            return put(rest, { kind: 'message', key: `msg:${e.messageId}`, at: e.at, role: e.role, content: e.content, voiceSeconds: e.voiceSeconds ?? null });
           });
           break;
         }
@@ -128,7 +130,7 @@ export function useChat() {
             for (const call of Array.isArray(node.toolCalls) ? (node.toolCalls as ToolCallJson[]) : []) {
               history.push({ kind: 'tool', key: `tool:${call.id}`, at: node.createdAt, tool: call.function?.name ?? call.name ?? 'tool', phase: 'finished', outcome: null, summary: null });
             }
-            if (node.role !== 'TOOL' && node.content) history.push({ kind: 'message', key: `msg:${node.id}`, at: node.createdAt, role: node.role, content: node.content });
+            if (node.role !== 'TOOL' && node.content) history.push({ kind: 'message', key: `msg:${node.id}`, at: node.createdAt, role: node.role, content: node.content, voiceSeconds: node.voiceSeconds ?? null });
           }
           if (!m.messages.pageInfo.hasNextPage) break;
           after = m.messages.pageInfo.endCursor ?? null;
@@ -187,9 +189,47 @@ export function useChat() {
     [client, sessionId, upsert],
   );
 
+  /** Sends a recording as a voice note: "transcribing" until its transcript arrives, or the refusal. */
+  const sendVoice = useCallback(
+    async (blob: Blob, mimeType: string, seconds: number) => {
+      if (!client) return false;
+      setError(null);
+      try {
+        const dataBase64 = await blobToBase64(blob);
+        const r = await client.request(SendChatVoiceNoteDocument, { input: { sessionId, mimeType, dataBase64, durationSeconds: seconds } });
+        const at = new Date().toISOString();
+        const length = `${Math.floor(seconds / 60)}:${String(Math.round(seconds % 60)).padStart(2, '0')}`;
+        if (r.sendVoiceNote.status === 'TRANSCRIBING') {
+          upsert({ kind: 'notice', key: `voice-pending:${at}`, at, level: 'info', text: `Voice note (${length}) sent, transcribing…`, approvalId: null });
+        } else if (r.sendVoiceNote.reply) {
+          upsert({ kind: 'message', key: `voice-refused:${at}`, at, role: 'SYSTEM', content: r.sendVoiceNote.reply });
+        }
+        if (r.sendVoiceNote.sessionId !== sessionId) setSessionId(r.sendVoiceNote.sessionId);
+        return true;
+      } catch (e) {
+        setError(e as GraphQLRequestError);
+        return false;
+      }
+    },
+    [client, sessionId, upsert],
+  );
+
   const stop = useCallback(async () => {
     if (client && sessionId) await client.request(StopChatTurnDocument, { sessionId }).catch((e) => setError(e as GraphQLRequestError));
   }, [client, sessionId]);
 
-  return { sessionId, items, loading, error, running, send, stop };
+  return { sessionId, items, loading, error, running, send, sendVoice, stop };
+}
+
+/** The bytes of a blob as base64 (FileReader's data URL without its prefix). */
+function blobToBase64(blob: Blob): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const r = new FileReader();
+    r.onerror = () => reject(new Error('Cannot read the recording'));
+    r.onload = () => {
+      const url = String(r.result);
+      resolve(url.slice(url.indexOf(',') + 1));
+    };
+    r.readAsDataURL(blob);
+  });
 }

@@ -55,12 +55,12 @@ export function ChannelRows({ channels }: { channels: OverviewQuery['channels'] 
         return (
           <tr key={name}>
             <td>
-              channel {name}
+              {name === 'telegram' || name === 'whatsapp' ? <Link to="/channels">channel {name}</Link> : <>channel {name}</>}
               {c?.lastError ? <div className="small muted">{c.lastError}</div> : null}
             </td>
             <td className="num">
               {!c ? (
-                <Link to="/tools" className="small">
+                <Link to="/channels" className="small" aria-label={`${name} not set up: set it up on the Channels page`}>
                   not set up
                 </Link>
               ) : c.enabled ? (
