@@ -97,7 +97,16 @@ export class McpService implements McpDefinitions {
     access.requireTrust(ctx, TrustLevel.MEMBER, 'MCP servers');
     await this.hub.reload(ctx, true);
     const full = access.seesEveryone(ctx);
-    const own = ctx.userId ? new Set((await this.credentials.serversOf(ctx, ctx.userId)).map((c) => c.serverName)) : new Set<string>();
+    const userId = ctx.userId;
+    const own = new Set<string>();
+    for (const c of userId ? await this.credentials.serversOf(ctx, userId) : []) {
+      // An OAuth sign-in that was started but not completed is not a connection.
+      if (c.kind === 'oauth') {
+        const def = await this.definitionOf(ctx, c.serverName);
+        if (!def || !this.oauth || !(await this.oauth.providerFor(ctx, c.serverName, def, userId!))) continue;
+      }
+      own.add(c.serverName);
+    }
     return this.hub
       .status()
       .filter((s) => full || (s.definition.enabled && trustAtLeast(ctx.trust, s.definition.min_trust as TrustLevel)))

@@ -257,7 +257,7 @@ describe('admin console in a browser', () => {
       // Members land on their chat; the nav has no admin pages.
       await mpage.getByRole('heading', { name: 'Chat' }).waitFor();
       const nav = mpage.getByRole('navigation', { name: 'Main' });
-      expect(await nav.getByRole('link').allTextContents()).toEqual(['Chat', 'Sessions', 'Memories', 'Beats', 'Account']);
+      expect(await nav.getByRole('link').allTextContents()).toEqual(['Chat', 'Sessions', 'Memories', 'Documents', 'Beats', 'MCP servers', 'Account']);
       await mpage.goto(`${t.url}/admin/users`);
       await mpage.getByText('Users & trust needs ADMIN trust or higher').waitFor();
       await screenshotBoth(mpage, 'member-forbidden');

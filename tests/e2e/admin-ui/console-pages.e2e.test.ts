@@ -250,7 +250,7 @@ describe('console pages: beats, skills, webhooks, account', () => {
       await m.getByLabel('API token').fill(member.token);
       await m.getByRole('button', { name: 'Sign in' }).click();
       await m.getByRole('heading', { name: 'Chat' }).waitFor();
-      expect(await m.getByRole('navigation', { name: 'Main' }).getByRole('link').allTextContents()).toEqual(['Chat', 'Sessions', 'Memories', 'Beats', 'Account']);
+      expect(await m.getByRole('navigation', { name: 'Main' }).getByRole('link').allTextContents()).toEqual(['Chat', 'Sessions', 'Memories', 'Documents', 'Beats', 'MCP servers', 'Account']);
 
       await open(m, '/beats');
       await m.getByText('Creating and changing beats needs TRUSTED trust').waitFor();

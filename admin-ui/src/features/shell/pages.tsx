@@ -17,6 +17,7 @@ import { SkillsPage } from '../skills/skills.page';
 import { WebhooksPage } from '../webhooks/webhooks.page';
 import { AccountPage } from '../account/account.page';
 import { ModelsPage } from '../models/models.page';
+import { McpPage } from '../mcp/mcp.page';
 
 export interface PageDef {
   path: string;
@@ -34,6 +35,7 @@ export const PAGES: PageDef[] = [
   { path: '/memories', title: 'Memories', minTrust: 'MEMBER', section: 'Assistant', component: MemoriesPage },
   { path: '/documents', title: 'Documents', minTrust: 'MEMBER', section: 'Assistant', component: DocumentsPage },
   { path: '/beats', title: 'Beats', minTrust: 'MEMBER', section: 'Assistant', component: BeatsPage },
+  { path: '/mcp', title: 'MCP servers', minTrust: 'MEMBER', section: 'Assistant', component: McpPage },
   { path: '/account', title: 'Account', minTrust: 'MEMBER', section: 'Assistant', component: AccountPage },
   { path: '/', title: 'Overview', minTrust: 'ADMIN', section: 'Administration', component: OverviewPage },
   { path: '/users', title: 'Users & trust', minTrust: 'ADMIN', section: 'Administration', component: UsersPage },
