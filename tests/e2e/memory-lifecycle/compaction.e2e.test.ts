@@ -187,8 +187,9 @@ describe('the compaction safety valve (session.summarizer_mode: manual)', () => 
     });
     t = await startTestApp({
       config: {
-        // A small window, with room for the schemas of the tools a MEMBER is offered (current_time, memory_search, memory_save).
-        ai: { providers: { fake: { base_url: model.baseUrl, model: 'fake-model', context_window: 1280, max_concurrency: 2 } } },
+        // A small window, with room for the schemas of the tools a MEMBER is offered (current_time, memory_search,
+        // memory_save, document_search), which count against the prompt budget.
+        ai: { providers: { fake: { base_url: model.baseUrl, model: 'fake-model', context_window: 1600, max_concurrency: 2 } } },
         session: { summarizer_mode: 'manual', compact_threshold: 0.9, compact_keep_turns: 1 },
         log: { level: 'warn' },
       },
@@ -208,7 +209,7 @@ describe('the compaction safety valve (session.summarizer_mode: manual)', () => 
     let sessionId = (await send(client, '/whoami')).sessionId;
     const oldEvents = new EventCollector(client.wsClient(), sessionId);
     let trigger: { messageId: string; text: string } | null = null;
-    for (let i = 0; i < 10 && !trigger; i++) {
+    for (let i = 0; i < 20 && !trigger; i++) {
       const text = `part ${i}: ${words(40, `w${i}x`)}`;
       const sent = await send(client, text);
       expect(sent.sessionId).toBe(sessionId);
