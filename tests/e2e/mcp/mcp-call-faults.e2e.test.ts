@@ -36,7 +36,9 @@ describe('MCP faults during calls: killed mid-call, past the timeout, 5 MB, garb
     model = await FakeOpenAIServer.start();
     t = await startTestApp({
       config: {
-        ai: { providers: { fake: { base_url: model.baseUrl, model: 'fake-model', context_window: 16384 } } },
+        // Room for a 20,000-character tool result in the history beside every tool's schema (they count), so no
+        // turn here is compacted into a new session.
+        ai: { providers: { fake: { base_url: model.baseUrl, model: 'fake-model', context_window: 131072 } } },
         tools: { max_output_chars: 100_000 },
         mcp: {
           max_result_chars: 20_000,
