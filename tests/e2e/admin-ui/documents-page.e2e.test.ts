@@ -90,7 +90,12 @@ it('a MEMBER uploads with progress, sees ingestion to READY or FAILED, and delet
   await page.getByLabel('Files to upload').setInputFiles({ name: 'lease.pdf', mimeType: 'application/pdf', buffer: padded });
   const bar = page.getByRole('progressbar', { name: 'Uploading lease.pdf' });
   await bar.waitFor();
-  await page.waitForFunction(`(() => { const now = Number(document.querySelector('[aria-label="Uploading lease.pdf"]')?.getAttribute('aria-valuenow') ?? 0); return now > 0 && now < 100; })()`);
+  // Polled from here: the console's CSP (script-src 'self') refuses the eval a string predicate needs.
+  for (let now = 0, deadline = Date.now() + 20_000; !(now > 0 && now < 100); ) {
+    if (Date.now() > deadline) throw new Error(`the upload's progress never showed between 0 and 100 (last ${now})`);
+    now = Number((await bar.getAttribute('aria-valuenow')) ?? 0);
+    if (!(now > 0 && now < 100)) await new Promise((r) => setTimeout(r, 50));
+  }
   await screenshotBoth(page, 'documents-uploading');
   expect(await bar.count()).toBe(1); // still uploading when both pictures were taken
   await cdp.send('Network.emulateNetworkConditions', { offline: false, latency: 0, downloadThroughput: -1, uploadThroughput: -1 });
