@@ -22,7 +22,8 @@ describe('compaction converges with a small window and long turns', () => {
     scriptModel(model);
     t = await startTestApp({
       config: {
-        ai: { providers: { fake: { base_url: model.baseUrl, model: 'fake-model', context_window: 2048, max_concurrency: 2 } } },
+        // Small, with room for the MEMBER tools' schemas, which count against the prompt since MCP came.
+        ai: { providers: { fake: { base_url: model.baseUrl, model: 'fake-model', context_window: 2560, max_concurrency: 2 } } },
         session: { summarizer_mode: 'manual', compact_threshold: 0.8, compact_keep_turns: 3 },
         log: { level: 'warn' },
       },
