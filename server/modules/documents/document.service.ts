@@ -189,7 +189,8 @@ export class DocumentService {
     await this.db.repo(ctx, Document).update({ id: doc.id }, { status: DocumentStatus.QUEUED, error: null, progress: 0 });
     const jobId = await this.jobs.enqueueIngest(ctx, doc.id);
     await this.db.repo(ctx, Document).update({ id: doc.id }, { jobId });
-    return (await this.db.repo(ctx, Document).findOneByOrFail({ id: doc.id }));
+    // The state this call left it in: the ingest worker may already have moved it on.
+    return Object.assign(doc, { status: DocumentStatus.QUEUED, error: null, progress: 0, jobId });
   }
 
   /** Whether the actor added the document whose ingest job this is (they may follow it with `jobProgress`). */
