@@ -64,11 +64,8 @@ function idf(total: number, df: number): number {
   return Math.log(1 + (total - df + 0.5) / (df + 0.5));
 }
 
-/**
- * Keyword score of a text: Σ idf of the query terms it contains / Σ idf of the query terms that occur
- * anywhere in the visible corpus (words that occur nowhere cannot tell items apart and are ignored).
- */
-export function keywordScorer(terms: readonly string[], stats: TermStats): (content: string) => number {
+/** Weight (IDF) of each query term that occurs among the visible items, and their sum. */
+export function keywordWeights(terms: readonly string[], stats: TermStats): { weights: Map<string, number>; denominator: number } {
   const weights = new Map<string, number>();
   let denominator = 0;
   for (const term of terms) {
@@ -78,6 +75,15 @@ export function keywordScorer(terms: readonly string[], stats: TermStats): (cont
     weights.set(term, w);
     denominator += w;
   }
+  return { weights, denominator };
+}
+
+/**
+ * Keyword score of a text: Σ idf of the query terms it contains / Σ idf of the query terms that occur
+ * anywhere in the visible corpus (words that occur nowhere cannot tell items apart and are ignored).
+ */
+export function keywordScorer(terms: readonly string[], stats: TermStats): (content: string) => number {
+  const { weights, denominator } = keywordWeights(terms, stats);
   if (denominator <= 0) return () => 0;
   return (content) => {
     const tokens = new Set(tokenize(content));
@@ -105,6 +111,10 @@ export function similarity(a: Float32Array, b: Float32Array): number {
   return Math.max(0, Math.min(1, cosine(a, b)));
 }
 
+function tokensOf(item: { hit: MemoryStoreHit; tokens: Set<string> | null }): Set<string> {
+  return (item.tokens ??= new Set(tokenize(item.hit.content)));
+}
+
 function jaccard(a: Set<string>, b: Set<string>): number {
   if (!a.size || !b.size) return 0;
   let common = 0;
@@ -124,7 +134,7 @@ export function rankCandidates(
   const now = (options.now ?? new Date()).getTime();
   const dayMs = 86_400_000;
   const seen = new Set<string>();
-  const scored: Array<{ hit: MemoryStoreHit; tokens: Set<string>; embedding: Float32Array | null }> = [];
+  const scored: Array<{ hit: MemoryStoreHit; tokens: Set<string> | null; embedding: Float32Array | null }> = [];
   for (const c of candidates) {
     if (seen.has(c.id)) continue;
     seen.add(c.id);
@@ -151,7 +161,7 @@ export function rankCandidates(
         keywordScore: keyword,
         vectorScore: c.vector,
       },
-      tokens: new Set(tokenize(c.content)),
+      tokens: null, // only when diversity is by words (no embedding)
       embedding: c.embedding,
     });
   }
@@ -180,7 +190,7 @@ export function rankCandidates(
     picked.push(chosen!);
     for (let i = 0; i < pool.length; i++) {
       const item = pool[i]!;
-      const sim = item.embedding && chosen!.embedding ? similarity(item.embedding, chosen!.embedding) : jaccard(item.tokens, chosen!.tokens);
+      const sim = item.embedding && chosen!.embedding ? similarity(item.embedding, chosen!.embedding) : jaccard(tokensOf(item), tokensOf(chosen!));
       if (sim > maxSims[i]!) maxSims[i] = sim;
     }
   }

@@ -10,8 +10,8 @@ import { startSourceWorker } from '../../common/source-worker';
 // === The memory search threads of one SqlMemoryStore on a SQLite file
 // A search at 100k memories is tens of milliseconds of SQLite and JS; on the event loop it would stall every
 // other request for that long. The pool runs searches on 1–2 worker threads (memory-search-worker.ts), each
-// with its own read-only connection. Threads start with the first search, never keep the process alive,
-// and are stopped by `dispose`.
+// with its own read-only connection. Threads start with the first search (or `warm` at start-up), never keep
+// the process alive, and are stopped by `dispose`.
 
 /** Threads of a pool: one on a machine of 2 cores (the other runs the event loop), two from 4 cores on. */
 export function defaultSearchThreads(): number {
@@ -100,6 +100,15 @@ export class MemorySearchPool {
       thread.pending.set(id, { resolve, reject });
       thread.post({ kind: 'search', id, request, dims, generation });
     });
+  }
+
+  /**
+   * Starts a thread and has it load every owner's vector codes, so the first search after start-up finds
+   * them loaded (on the thread: neither start-up nor the event loop waits for it).
+   */
+  warm(dims: number, generation: number): void {
+    if (!this.usable) return;
+    this.pick().post({ kind: 'warm', dims, generation });
   }
 
   /** Committed vector writes of this process, for the codes the threads have loaded. */

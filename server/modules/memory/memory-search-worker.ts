@@ -34,7 +34,9 @@ export type SearchWorkerRequest =
       /** The app's `SqliteVectorTables.generation`: a new value drops the loaded codes. */
       generation: number;
     }
-  | { kind: 'apply'; set: VectorWrite[]; removed: number[] };
+  | { kind: 'apply'; set: VectorWrite[]; removed: number[] }
+  /** Loads every owner's codes ahead of the first search (sent at start-up; no answer). */
+  | { kind: 'warm'; dims: number; generation: number };
 
 /** A hit as it crosses threads: dates as epoch ms (a cloned Date belongs to the thread's realm, not the caller's). */
 export type SearchWorkerHit = Omit<MemoryStoreHit, 'updatedAt'> & { updatedAt: number };
@@ -46,8 +48,15 @@ export type SearchWorkerReply = { id: number; hits: SearchWorkerHit[] } | { id: 
 const STATEMENTS = 200;
 /** Nice value of a search thread (Linux): below the event loop's 0, above background work. */
 const SEARCH_NICE = 5;
-/** Count results kept between writes. */
+/** Count results kept. */
 const COUNTS = 2000;
+/**
+ * Counts of at least this many items outlive writes (for up to STICKY_MS): a turn's few writes move them by
+ * well under 1%, which changes no ranking, while counting them again costs milliseconds per term after
+ * every turn. Smaller counts (a word the user just wrote down) are counted again after every write.
+ */
+const STICKY_MIN = 1000;
+const STICKY_MS = 60_000;
 
 function run(init: SearchWorkerInit, port: NonNullable<typeof parentPort>): void {
   // On Linux a nice value belongs to one thread (pid 0 = the calling thread): when the CPU is short, the
@@ -79,23 +88,30 @@ function run(init: SearchWorkerInit, port: NonNullable<typeof parentPort>): void
     return statement.all(...params);
   };
   // Counts (visible items, items per query term: the keyword score's IDF) are kept until another connection
-  // commits (data_version, read before each search's snapshot): recall asks the same ones turn after turn.
-  const counts = new Map<string, unknown[]>();
+  // commits (data_version, read before each search's snapshot), large ones a while longer (STICKY_MIN):
+  // recall asks the same ones turn after turn.
+  const counts = new Map<string, { rows: unknown[]; at: number }>();
   let countsVersion: number | null = null;
   const query = async (sql: string, params: readonly unknown[] = []) => {
     if (!sql.startsWith('SELECT COUNT(*)')) return all(sql, params);
     const key = `${sql}\0${JSON.stringify(params)}`;
-    let rows = counts.get(key);
-    if (!rows) {
-      rows = all(sql, params);
+    let entry = counts.get(key);
+    if (!entry) {
+      entry = { rows: all(sql, params), at: Date.now() };
       if (counts.size >= COUNTS) counts.delete(counts.keys().next().value!);
-      counts.set(key, rows);
+      counts.set(key, entry);
     }
-    return rows;
+    return entry.rows;
   };
   const checkVersion = () => {
     const version = Number(db.pragma('data_version', { simple: true }));
-    if (version !== countsVersion) counts.clear();
+    if (version !== countsVersion) {
+      const now = Date.now();
+      for (const [key, entry] of counts) {
+        const n = Number((entry.rows[0] as { n?: unknown } | undefined)?.n ?? 0);
+        if (n < STICKY_MIN || now - entry.at > STICKY_MS) counts.delete(key);
+      }
+    }
     countsVersion = version;
   };
   let codes: VectorCodeIndex | null = null;
@@ -107,16 +123,35 @@ function run(init: SearchWorkerInit, port: NonNullable<typeof parentPort>): void
     vectors: (seqs) => readVectors(query, seqs),
   };
 
+  const useCodes = (dims: number | null, gen: number) => {
+    if (gen !== generation || (codes?.dims ?? null) !== dims) {
+      codes = dims === null ? null : new VectorCodeIndex(dims, (owner) => readCodes(query, owner));
+      generation = gen;
+    }
+  };
+
   const handle = async (message: SearchWorkerRequest): Promise<void> => {
     if (message.kind === 'apply') {
       codes?.apply({ set: message.set, removed: message.removed });
       return;
     }
-    try {
-      if (message.generation !== generation || (codes?.dims ?? null) !== message.dims) {
-        codes = message.dims === null ? null : new VectorCodeIndex(message.dims, (owner) => readCodes(query, owner));
-        generation = message.generation;
+    if (message.kind === 'warm') {
+      try {
+        useCodes(message.dims, message.generation);
+        checkVersion();
+        db.exec('BEGIN');
+        try {
+          await codes?.load(await readVectorOwners(query));
+        } finally {
+          db.exec('COMMIT');
+        }
+      } catch {
+        /* the first search loads what it needs (and reports what fails) */
       }
+      return;
+    }
+    try {
+      useCodes(message.dims, message.generation);
       checkVersion();
       db.exec('BEGIN');
       let hits: SearchWorkerHit[];

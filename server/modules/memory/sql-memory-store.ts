@@ -26,6 +26,11 @@ export interface SqlMemoryStoreOptions extends RankingOptions {
    * connection (as always on PostgreSQL and in-memory SQLite). @default 1 on 2 cores, 2 from 4 cores
    */
   searchThreads?: number;
+  /**
+   * Visible matches a query term is counted and ranked up to (see TERM_CAP in sql-memory-search.ts);
+   * Infinity scores every match, as before the cap (the benchmarks' reference). @default TERM_CAP
+   */
+  termCap?: number;
 }
 
 const CHUNK = 400;
@@ -59,6 +64,7 @@ export class SqlMemoryStore implements MemoryStore {
   private readonly searchThreads: number;
   /** Search threads (SQLite file in WAL mode), from `init` on. */
   private pool: MemorySearchPool | null = null;
+  private readonly termCap: number | undefined;
 
   constructor(
     private readonly db: Db,
@@ -69,6 +75,7 @@ export class SqlMemoryStore implements MemoryStore {
     this.embedder = options.embedder ?? null;
     this.logger = options.logger;
     this.searchThreads = Math.max(0, Math.floor(options.searchThreads ?? defaultSearchThreads()));
+    this.termCap = options.termCap;
     const query = (ctx: Ctx, sql: string, params?: readonly unknown[]) => this.query(ctx, sql, params);
     this.vec = this.pg ? new PgVectorTables(db, query, this.logger) : new SqliteVectorTables(db, query, this.logger);
   }
@@ -102,6 +109,8 @@ export class SqlMemoryStore implements MemoryStore {
     }
     if (this.vecLoaded) await this.vec.open(ctx);
     await this.startSearchThreads(ctx);
+    // The first search after start-up should not wait for the vector codes to load (seconds at 100k).
+    if (this.pool && this.vec instanceof SqliteVectorTables && this.vec.dims !== null) this.pool.warm(this.vec.dims, this.vec.generation);
   }
 
   /** Searches go to threads of their own when the database is a file that readers can share (WAL). */
@@ -250,7 +259,7 @@ export class SqlMemoryStore implements MemoryStore {
     const model = this.vectorsEnabled && this.vecDims !== null ? this.embedder!.model : null;
     const embedded = model && query.trim() ? await this.embedder!.embedQuery(ctx, query) : null;
     const queryVector = embedded && embedded.length === this.vecDims ? embedded : null;
-    const request: SearchRequest = { query, options, queryVector, model: queryVector ? model : null, ranking: this.ranking };
+    const request: SearchRequest = { query, options, queryVector, model: queryVector ? model : null, ranking: this.ranking, termCap: this.termCap };
     if (this.pool?.usable && this.vec instanceof SqliteVectorTables) {
       try {
         await this.vec.checkOtherWriters(ctx);

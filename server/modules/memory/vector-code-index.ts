@@ -128,6 +128,11 @@ export class VectorCodeIndex {
     return codes;
   }
 
+  /** Loads these owners' codes now (ahead of the first search that needs them). */
+  async load(owners: readonly string[]): Promise<void> {
+    for (const owner of owners) await this.owner(owner);
+  }
+
   /** Seqs of (at least, on ties) the `k` codes nearest to `query` among `owners`, nearest first. */
   async nearest(query: Float32Array, owners: readonly string[], k: number): Promise<number[]> {
     const q = binaryCode(query);
