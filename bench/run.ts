@@ -7,7 +7,7 @@ import 'reflect-metadata';
 import { mkdirSync } from 'node:fs';
 import path from 'node:path';
 import { chatBench } from './chat.bench';
-import { memoryBench } from './memory.bench';
+import { memoryBench, smallVocabularyBench } from './memory.bench';
 import { documentsBench } from './documents.bench';
 import { telegramBench } from './telegram.bench';
 import { subscribersBench } from './subscribers.bench';
@@ -20,6 +20,7 @@ import { Results } from './support/results';
 const SUITES: Record<string, (b: BenchContext) => Promise<void>> = {
   chat: chatBench,
   memory: memoryBench,
+  'memory-small': smallVocabularyBench,
   documents: documentsBench,
   contention: contentionBench,
   telegram: telegramBench,

@@ -66,7 +66,11 @@ export async function buildDocx(sections: ReadonlyArray<{ heading: string; parag
 }
 
 /** A zip of the given entries (deflated), written by hand: enough of the format for Word files and bombs. */
-export function buildZip(entries: ReadonlyArray<{ name: string; data: Buffer }>): Buffer {
+/**
+ * A zip of deflated entries. `declaredSize` puts another unpacked size in the entry's headers (local and
+ * central) than the data has: a zip that lies about what it unpacks to.
+ */
+export function buildZip(entries: ReadonlyArray<{ name: string; data: Buffer; declaredSize?: number }>): Buffer {
   const locals: Buffer[] = [];
   const centrals: Buffer[] = [];
   let offset = 0;
@@ -80,7 +84,7 @@ export function buildZip(entries: ReadonlyArray<{ name: string; data: Buffer }>)
     local.writeUInt16LE(8, 8);
     local.writeUInt32LE(crc, 14);
     local.writeUInt32LE(packed.length, 18);
-    local.writeUInt32LE(e.data.length, 22);
+    local.writeUInt32LE(e.declaredSize ?? e.data.length, 22);
     local.writeUInt16LE(name.length, 26);
     const central = Buffer.alloc(46);
     central.writeUInt32LE(0x02014b50, 0);
@@ -89,7 +93,7 @@ export function buildZip(entries: ReadonlyArray<{ name: string; data: Buffer }>)
     central.writeUInt16LE(8, 10);
     central.writeUInt32LE(crc, 16);
     central.writeUInt32LE(packed.length, 20);
-    central.writeUInt32LE(e.data.length, 24);
+    central.writeUInt32LE(e.declaredSize ?? e.data.length, 24);
     central.writeUInt16LE(name.length, 28);
     central.writeUInt32LE(offset, 42);
     locals.push(local, name, packed);
@@ -111,6 +115,20 @@ export function buildZipBombDocx(megabytes = 200): Buffer {
   return buildZip([
     { name: '[Content_Types].xml', data: Buffer.from('<?xml version="1.0"?><Types xmlns="http://schemas.openxmlformats.org/package/2006/content-types"/>') },
     { name: 'word/document.xml', data: Buffer.alloc(megabytes * 1024 * 1024, 0x20) },
+  ]);
+}
+
+/**
+ * A Word file whose zip directory lies: `word/document.xml` says it unpacks to 4 KB (a ratio no check
+ * objects to) but inflates to `megabytes` MB of valid document XML, one run of text.
+ */
+export function buildLyingSizeDocx(megabytes = 64): Buffer {
+  const head = '<?xml version="1.0" encoding="UTF-8"?><w:document xmlns:w="http://schemas.openxmlformats.org/wordprocessingml/2006/main"><w:body><w:p><w:r><w:t>';
+  const tail = '</w:t></w:r></w:p></w:body></w:document>';
+  const xml = Buffer.concat([Buffer.from(head), Buffer.alloc(megabytes * 1024 * 1024, 0x61), Buffer.from(tail)]);
+  return buildZip([
+    { name: '[Content_Types].xml', data: Buffer.from('<?xml version="1.0"?><Types xmlns="http://schemas.openxmlformats.org/package/2006/content-types"/>') },
+    { name: 'word/document.xml', data: xml, declaredSize: 4096 },
   ]);
 }
 

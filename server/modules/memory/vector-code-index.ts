@@ -111,10 +111,12 @@ export class VectorCodeIndex {
     if (!pending) {
       pending = this.loader(owner).then((rows) => {
         const codes = new OwnerCodes(this.words, Math.max(64, rows.length));
+        const bytes = new Uint8Array(this.words * 4);
+        const code = new Int32Array(bytes.buffer);
         for (const row of rows) {
-          const bytes = new Uint8Array(this.words * 4);
+          bytes.fill(0);
           bytes.set(row.code.subarray(0, bytes.length));
-          codes.set(row.seq, new Int32Array(bytes.buffer));
+          codes.set(row.seq, code); // copied into the owner's arrays
         }
         return codes;
       });

@@ -10,7 +10,10 @@ export async function docxBlocks(buf: Buffer, maxUnpackedBytes: number): Promise
   try {
     html = (await mammoth.convertToHtml({ buffer: buf })).value;
   } catch (err) {
-    throw new UnreadableDocument(`the Word file cannot be read (${((err as Error).message ?? String(err)).slice(0, 200)})`);
+    const message = (err as Error).message ?? String(err);
+    // The unzipper checks each entry against the size its headers declare (a zip that lies about its sizes).
+    if (/size mismatch/i.test(message)) throw new UnreadableDocument('the Word file is damaged or forged (a zip entry unpacks to another size than it declares)');
+    throw new UnreadableDocument(`the Word file cannot be read (${message.slice(0, 200)})`);
   }
   return htmlBlocks(html);
 }

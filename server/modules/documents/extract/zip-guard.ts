@@ -3,7 +3,8 @@ import { UnreadableDocument } from './extraction.types';
 // === A look at a zip's central directory before anything is unpacked (zip bombs)
 // Word files are zips. The directory lists every entry's packed and unpacked size: a file whose entries
 // unpack to more than the limit, or at a ratio no document has, is refused before decompression. Sizes
-// that lie are caught later by the extraction thread's memory limit.
+// that lie are caught later: the unzipper checks each entry against its declared size (docx-text.ts), and
+// the extraction thread's memory limit bounds what it inflates meanwhile.
 
 const EOCD = 0x06054b50;
 const CENTRAL = 0x02014b50;
