@@ -18,7 +18,8 @@ export function modelConfig(model: FakeOpenAIServer, extra: Record<string, unkno
 export async function chatBench(b: BenchContext): Promise<void> {
   const { results, quick } = b;
   const model = await FakeOpenAIServer.start({ chunks: 3 });
-  const server = await BenchServer.start({ config: modelConfig(model), cpuProfDir: b.cpuProfDir });
+  // The /v1 API's per-token rate limit (60 a minute by default) would refuse the first-token comparison.
+  const server = await BenchServer.start({ config: { ...modelConfig(model), channels: { api: { rate_per_minute: 1_000_000 } } }, cpuProfDir: b.cpuProfDir });
   const http = new HttpClient(server.url, 64);
   const sessions: ChatSession[] = [];
   try {
