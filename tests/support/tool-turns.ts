@@ -1,14 +1,7 @@
 import { Message } from '../../server/modules/sessions';
 import { eventually, send } from './chat-helpers';
-import type { RecordedRequest } from './fakes/fake-openai-server';
 import type { GraphQLTestClient } from './graphql-client';
 import type { TestApp } from './test-app';
-
-/** The text of the last tool message the model was shown. */
-export function lastToolResult(req: RecordedRequest): string {
-  const tool = [...(req.body?.messages ?? [])].reverse().find((m) => m.role === 'tool');
-  return typeof tool?.content === 'string' ? tool.content : JSON.stringify(tool?.content ?? null);
-}
 
 /**
  * Waits for the stored final reply to the message `sent` (the session's last ASSISTANT message answering it,

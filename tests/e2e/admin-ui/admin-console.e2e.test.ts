@@ -1,6 +1,7 @@
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { startTestApp, type TestApp } from '../../support/test-app';
-import { FakeOpenAIServer, FakeReplies, type RecordedRequest } from '../../support/fakes/fake-openai-server';
+import { FakeOpenAIServer, FakeReplies } from '../../support/fakes/fake-openai-server';
+import { lastUserText } from '../../support/model-requests';
 import { createUserWithToken, eventually, send } from '../../support/chat-helpers';
 import { dataOf, type GraphQLTestClient } from '../../support/graphql-client';
 import { launchBrowser, screenshotBoth } from '../../support/browser';
@@ -16,12 +17,6 @@ const FAILED = /* GraphQL */ `query { queues { name jobs(state: FAILED) { id fai
 const CREATE_MEMORY = /* GraphQL */ `mutation M($content: String!) { createMemory(input: { content: $content }) { id } }`;
 
 jest.setTimeout(120_000);
-
-function lastUserText(req: RecordedRequest): string {
-  const users = (req.body?.messages ?? []).filter((m) => m.role === 'user');
-  const content = users.at(-1)?.content;
-  return typeof content === 'string' ? content : JSON.stringify(content ?? '');
-}
 
 /**
  * Issue 10, acceptance 1 and 2: the admin console in a real Chromium against a real server (SQLite,

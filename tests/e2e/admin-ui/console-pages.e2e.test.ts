@@ -5,6 +5,7 @@ import { promisify } from 'node:util';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { startTestApp, type TestApp } from '../../support/test-app';
 import { FakeOpenAIServer, FakeReplies, type RecordedRequest } from '../../support/fakes/fake-openai-server';
+import { lastUserText } from '../../support/model-requests';
 import { FakeTelegramServer } from '../../support/fakes/fake-telegram-server';
 import { createUserWithToken, eventually, send } from '../../support/chat-helpers';
 import { dataOf, type GraphQLTestClient } from '../../support/graphql-client';
@@ -19,11 +20,6 @@ const AUDIT = /* GraphQL */ `query { auditLog(first: 20, filter: { action: "iden
 const USER = /* GraphQL */ `query U($id: ID!) { user(id: $id) { identities { key } } }`;
 
 const SKILL_MARK = 'Read the barometer before answering about weather';
-
-function lastUserText(req: RecordedRequest): string {
-  const content = (req.body?.messages ?? []).filter((m) => m.role === 'user').at(-1)?.content;
-  return typeof content === 'string' ? content : JSON.stringify(content ?? '');
-}
 
 function systemPrompt(req: RecordedRequest | undefined): string {
   const content = req?.body?.messages?.find((m) => m.role === 'system')?.content;

@@ -8,7 +8,8 @@ import { FakeOpenAIServer } from '../../support/fakes/fake-openai-server';
 import { dataOf, type GraphQLTestClient } from '../../support/graphql-client';
 import { everythingServer } from '../../support/mcp/everything';
 import { startTestApp, type TestApp } from '../../support/test-app';
-import { finalReply, lastToolResult } from '../../support/tool-turns';
+import { lastToolResult } from '../../support/model-requests';
+import { finalReply } from '../../support/tool-turns';
 
 const TOOL_APPROVALS = /* GraphQL */ `
   query Approvals($status: ToolApprovalStatus) { toolApprovals(status: $status) { id tool status sessionId args } }

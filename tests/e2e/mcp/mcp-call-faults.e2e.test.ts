@@ -6,7 +6,8 @@ import { FakeOpenAIServer, type RecordedRequest } from '../../support/fakes/fake
 import { dataOf, type GraphQLTestClient } from '../../support/graphql-client';
 import { everythingServer } from '../../support/mcp/everything';
 import { startTestApp, type TestApp } from '../../support/test-app';
-import { finalReply, lastToolResult, turn } from '../../support/tool-turns';
+import { lastToolResult } from '../../support/model-requests';
+import { finalReply, turn } from '../../support/tool-turns';
 
 const MCP_SERVERS = /* GraphQL */ `query { mcpServers { name state lastError pid tools { name } } }`;
 const SECRET_KEY = 'muninn-secret-key-for-the-env-check-0123456789';

@@ -5,7 +5,8 @@ import { FakeOpenAIServer } from '../../support/fakes/fake-openai-server';
 import { dataOf, type GraphQLTestClient } from '../../support/graphql-client';
 import { TestMcpHttpServer } from '../../support/mcp/test-mcp-http-server';
 import { startTestApp, type TestApp } from '../../support/test-app';
-import { lastToolResult, turn } from '../../support/tool-turns';
+import { lastToolResult } from '../../support/model-requests';
+import { turn } from '../../support/tool-turns';
 
 const START = /* GraphQL */ `mutation($server: String!) { startMcpOAuth(server: $server) }`;
 

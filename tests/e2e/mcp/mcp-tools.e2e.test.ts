@@ -5,7 +5,8 @@ import { dataOf, type GraphQLTestClient } from '../../support/graphql-client';
 import { everythingServer } from '../../support/mcp/everything';
 import { TestMcpHttpServer } from '../../support/mcp/test-mcp-http-server';
 import { startTestApp, type TestApp } from '../../support/test-app';
-import { lastToolResult, turn } from '../../support/tool-turns';
+import { lastToolResult } from '../../support/model-requests';
+import { turn } from '../../support/tool-turns';
 
 const MCP_SERVERS = /* GraphQL */ `
   query { mcpServers { name transport source state lastError tools { name serverTool minTrust requiresApproval } } }
