@@ -79,7 +79,7 @@ export class BudgetService implements BudgetGuard {
     if (limits.dailyUsd === null && limits.monthlyUsd === null) return { kind: 'admitted', hold: base, maxTokens: null };
     const cap = this.options.config().max_output_tokens;
     const maxTokens = Math.min(req.maxTokens ?? cap, cap);
-    const amount = toNanos(this.deps.prices.estimate(req.provider, req.model, req.promptTokens, maxTokens));
+    const amount = toNanos(this.deps.prices.estimate(req.provider, req.model, req.promptTokens(), maxTokens));
     const now = this.deps.clock.now();
     const periods = periodsAt(now, this.options.timeZone);
     const ledgerLimits = { day: limits.dailyUsd === null ? null : toNanos(limits.dailyUsd), month: limits.monthlyUsd === null ? null : toNanos(limits.monthlyUsd) };
