@@ -99,6 +99,9 @@ export class BudgetService implements BudgetGuard {
 
   async settle(ctx: Ctx, charge: BudgetCharge, result: ChatResult): Promise<number | null> {
     const cost = this.deps.prices.costOf(result.provider, result.model, result.usage);
+    // Nothing to charge and no hold to drop (a model without a price, an unlimited user's call, most
+    // embeddings): the user's limits and the ledger are not needed.
+    if (!cost && !charge.hold?.id) return cost;
     try {
       let hold = charge.hold;
       if (!hold && charge.userId) {
