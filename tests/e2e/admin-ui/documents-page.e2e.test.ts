@@ -13,6 +13,7 @@ import { createUserWithToken } from '../../support/chat-helpers';
 import { dataOf, type GraphQLTestClient } from '../../support/graphql-client';
 import { DocumentsDocument } from '../../support/graphql/generated';
 import { launchBrowser, screenshotBoth } from '../../support/browser';
+import { newConsolePage, signIn } from '../../support/console-page';
 import { buildDocx, buildEncryptedPdf, buildPdf } from '../../support/document-files';
 
 jest.setTimeout(90_000);
@@ -38,10 +39,7 @@ beforeAll(async () => {
   member = await createUserWithToken(owner, 'Dora Docs', 'MEMBER');
   await owner.close();
   memberClient = t.client(member.token);
-  context = await browser.newContext({ viewport: { width: 1280, height: 860 } });
-  page = await context.newPage();
-  page.setDefaultTimeout(20_000);
-  page.on('pageerror', (e) => pageErrors.push(e.stack ?? e.message));
+  ({ context, page } = await newConsolePage(browser, pageErrors, { viewport: { width: 1280, height: 860 }, timeoutMs: 20_000 }));
 }, 60_000);
 
 afterAll(async () => {
@@ -52,12 +50,6 @@ afterAll(async () => {
   await model?.close();
 });
 
-async function signIn(p: Page, token: string): Promise<void> {
-  await p.goto(`${t.url}/admin/`);
-  await p.getByLabel('API token').fill(token);
-  await p.getByRole('button', { name: 'Sign in' }).click();
-  await p.getByRole('navigation', { name: 'Main' }).waitFor();
-}
 
 const row = (name: string) => page.locator(`tr[data-document="${name}"]`);
 
@@ -73,7 +65,7 @@ async function dropFiles(files: Array<{ name: string; type: string; data: Buffer
 }
 
 it('a MEMBER uploads with progress, sees ingestion to READY or FAILED, and deletes', async () => {
-  await signIn(page, member.token);
+  await signIn(page, t.url, member.token);
   await page.getByRole('link', { name: 'Documents' }).click();
   await page.getByRole('heading', { name: 'Documents', level: 1 }).waitFor();
   await page.getByText('No documents yet').waitFor();
@@ -138,7 +130,7 @@ it('an ADMIN sees everyone’s documents and may add global ones', async () => {
   const p = await admin.newPage();
   p.setDefaultTimeout(20_000);
   try {
-    await signIn(p, t.ownerToken);
+    await signIn(p, t.url, t.ownerToken);
     await p.goto(`${t.url}/admin/documents`);
     const lease = p.locator('tr[data-document="lease.pdf"]');
     await lease.waitFor();
