@@ -40,6 +40,8 @@ describe('MCP faults during calls: killed mid-call, past the timeout, 5 MB, garb
           servers: {
             everything: everythingServer({ requires_approval: false, env: { VISIBLE_TO_SERVER: 'set-in-config' } }),
             faulty: { transport: 'stdio', command: process.execPath, args: [path.join(__dirname, '../../support/mcp/fault-server.mjs')], env: { FAULT_LOG: faultLog }, requires_approval: false, timeout_ms: 1500 },
+            // The same server with a call timeout that leaves time to move 5 MB over stdio on a busy machine.
+            bulky: { transport: 'stdio', command: process.execPath, args: [path.join(__dirname, '../../support/mcp/fault-server.mjs')], requires_approval: false, timeout_ms: 30_000 },
           },
         },
       },
@@ -134,7 +136,7 @@ describe('MCP faults during calls: killed mid-call, past the timeout, 5 MB, garb
   });
 
   it('a 5 MB result is cut with a note before it reaches the model', async () => {
-    callAndRepeat('b1', 'faulty__huge');
+    callAndRepeat('b1', 'bulky__huge');
     const reply = await turn(t, owner, 'huge please');
     expect(reply).toContain('[MCP result cut: 20000 of 5242880 characters shown]');
     const req = model.chatRequests().at(-1)!;
