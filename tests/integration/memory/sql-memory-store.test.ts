@@ -79,3 +79,32 @@ describe.each(['sqlite', 'postgres'] as const)('SqlMemoryStore keyword side past
     }
   }, 60_000);
 });
+
+describe.each(['sqlite', 'postgres'] as const)('SqlMemoryStore on %s: syncVectors and a delete meanwhile', (kind) => {
+  it('writes no vector for an entry removed while its content was being embedded (nothing of it is left)', async () => {
+    const t = await openTestDb(kind);
+    const embeddings = new ConceptEmbeddings();
+    const embedder = embedderFor(t, embeddings);
+    const store = new SqlMemoryStore(t.db, { embedder, logger: t.logger, searchThreads: 0 });
+    try {
+      const owner = userOwner(randomUUID());
+      const kept = { id: randomUUID(), owner, type: 'fact', content: 'The hound is called Biscuit', importance: 0.5, updatedAt: new Date() };
+      const gone = { ...kept, id: randomUUID(), content: 'The cat is called Pepper' };
+      embeddings.failing = true;
+      await store.upsert(t.ctx, [kept, gone]); // keyword-only: the embedder is down
+      embeddings.failing = false;
+      embedder.setSource(embeddings);
+      embeddings.meanwhile = async () => {
+        embeddings.meanwhile = null;
+        await store.delete(t.ctx, [gone.id]); // an erasure or a delete while syncVectors waits for the vectors
+      };
+      expect(await store.syncVectors!(t.ctx)).toBeGreaterThanOrEqual(1);
+      const rows = (await t.db.dataSource.query(`SELECT count(*) AS n FROM memory_vectors WHERE owner = ${kind === 'postgres' ? '$1' : '?'}`, [owner])) as Array<{ n: number | string }>;
+      expect(Number(rows[0]!.n)).toBe(1);
+      expect((await store.search(t.ctx, 'puppy', { owners: [owner], limit: 3 }))[0]).toMatchObject({ id: kept.id, keywordScore: 0 });
+    } finally {
+      await store.dispose();
+      await t.close();
+    }
+  });
+});
