@@ -56,9 +56,10 @@ export class ModelCallQueues implements ModelCallJobs {
     const data: JobData<'model.call'> = { ctx: ctx.serialize(), ...job, ...(direct.kind === 'rate-limited' ? { rateLimited: 1 } : {}) };
     const added = await entry.queue.add('model.call', data, {
       priority: PRIORITY[job.input.priority],
-      // A direct attempt that failed counts as the first: the queue makes the retries it left, after the first back-off.
+      // A direct attempt that failed counts as the first: the queue makes the retries it left, after the
+      // first back-off; after a 429 the call waits for Retry-After (a 429 costs no attempt, as in the queue).
       attempts: direct.kind === 'retry' ? this.maxRetries : this.maxRetries + 1,
-      ...(direct.kind === 'retry' ? { delay: 500 } : {}),
+      ...(direct.kind === 'retry' ? { delay: 500 } : direct.kind === 'rate-limited' ? { delay: direct.retryAfterMs } : {}),
       backoff: { type: 'exponential', delay: 500 },
       removeOnComplete: { age: 3600, count: 1000 },
       removeOnFail: { age: 86400, count: 1000 },
@@ -82,7 +83,7 @@ export class ModelCallQueues implements ModelCallJobs {
    * queue (`queue`: no slot; `retry`: its first attempt failed and may be retried; `rate-limited`: the
    * provider answered 429 and its queue now waits for Retry-After). A final failure throws as a failed job would.
    */
-  private async runDirect(job: ModelCallJob, signal?: AbortSignal): Promise<{ kind: 'done'; result: ChatResult } | { kind: 'queue' | 'retry' | 'rate-limited' }> {
+  private async runDirect(job: ModelCallJob, signal?: AbortSignal): Promise<{ kind: 'done'; result: ChatResult } | { kind: 'queue' | 'retry' } | { kind: 'rate-limited'; retryAfterMs: number }> {
     const service = this.direct;
     const provider = service && job.input.priority === 'interactive' ? this.router.providers().find((p) => p.name === job.provider) : undefined;
     if (!service || !provider) return { kind: 'queue' };
@@ -101,7 +102,7 @@ export class ModelCallQueues implements ModelCallJobs {
     if (failure.disposition === 'rate-limit' && this.maxRetries >= 1) {
       this.env.logger.warn({ provider: provider.name, retryMs: failure.retryAfterMs }, 'provider rate limit: pausing the queue');
       await this.queues.get(provider.name)!.queue.rateLimit(failure.retryAfterMs);
-      return { kind: 'rate-limited' };
+      return { kind: 'rate-limited', retryAfterMs: failure.retryAfterMs };
     }
     if (failure.disposition === 'retry' && this.maxRetries >= 1) return { kind: 'retry' };
     throw new ModelCallJobError(failure.wire, failure.wire.message);
