@@ -2,7 +2,7 @@ import { QueueEvents, UnrecoverableError, Worker, type Queue } from 'bullmq';
 import { Ctx } from '../server/common/ctx';
 import { ModelCallJobError, ModelAbortError, parseWireModelError, type ChatResult, type ModelCallJob, type ModelCallJobs, type ModelCallService, type ModelRouter } from '../server/modules/models';
 import { delayJob, keepReclaiming, logQueueErrors, makeQueue, makeWorker, type ProcessIdentity, type QueueEnv } from './bull';
-import { ModelCallSlots } from './model-call-slots';
+import { ModelCallSlots, type InteractiveMarkKeys } from './model-call-slots';
 import { PRIORITY, QUEUES, type JobData } from './queues';
 
 export type { ProcessIdentity } from './bull';
@@ -31,10 +31,11 @@ export class ModelCallQueues implements ModelCallJobs {
     private readonly env: QueueEnv,
     private readonly router: ModelRouter,
     private readonly maxRetries: number,
+    marks: InteractiveMarkKeys,
     private readonly liveness?: ProcessIdentity,
   ) {
     this.cancelChannel = `${env.prefix}:model-cancel`;
-    this.slots = new ModelCallSlots(env);
+    this.slots = new ModelCallSlots(env, marks, liveness);
   }
 
   async init(): Promise<void> {
@@ -92,7 +93,7 @@ export class ModelCallQueues implements ModelCallJobs {
     if (!slot) return { kind: 'queue' };
     let failure: ReturnType<ModelCallService['failure']>;
     try {
-      return { kind: 'done', result: await service.execute(job, signal) };
+      return { kind: 'done', result: await service.execute(job, signal, true) };
     } catch (err) {
       if (signal?.aborted) throw new ModelAbortError('the turn was stopped');
       failure = service.failure(err);
