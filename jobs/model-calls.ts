@@ -1,6 +1,6 @@
 import { QueueEvents, UnrecoverableError, Worker, type Queue } from 'bullmq';
 import { Ctx } from '../server/common/ctx';
-import { ModelCallJobError, ModelAbortError, parseWireModelError, type ChatResult, type ModelCallJob, type ModelCallJobs, type ModelCallService, type ModelRouter } from '../server/modules/models';
+import { ModelCallJobError, ModelAbortError, parseWireModelError, type ChatResult, type ModelCallJob, type ModelCallJobs, type ModelCallService, type ModelRouter, type WireModelError } from '../server/modules/models';
 import { delayJob, keepReclaiming, logQueueErrors, makeQueue, makeWorker, type ProcessIdentity, type QueueEnv } from './bull';
 import { ModelCallSlots, type InteractiveMarkKeys } from './model-call-slots';
 import { PRIORITY, QUEUES, type JobData } from './queues';
@@ -54,6 +54,12 @@ export class ModelCallQueues implements ModelCallJobs {
     if (!entry) throw new Error(`no model-calls queue for provider ${job.provider}`);
     const direct = await this.runDirect(job, signal);
     if (direct.kind === 'done') return direct.result;
+    if (direct.kind === 'failed') {
+      // Kept as a failed job, as a queued call's failure would be: admins see it and may retry it.
+      const failed: JobData<'model.call'> = { ctx: ctx.serialize(), ...job, failed: direct.wire };
+      await entry.queue.add('model.call', failed, { priority: PRIORITY[job.input.priority], attempts: 1, removeOnComplete: { age: 3600, count: 1000 }, removeOnFail: { age: 86400, count: 1000 } }).catch(() => undefined);
+      throw new ModelCallJobError(direct.wire, direct.wire.message);
+    }
     const data: JobData<'model.call'> = { ctx: ctx.serialize(), ...job, ...(direct.kind === 'rate-limited' ? { rateLimited: 1 } : {}) };
     const added = await entry.queue.add('model.call', data, {
       priority: PRIORITY[job.input.priority],
@@ -84,7 +90,7 @@ export class ModelCallQueues implements ModelCallJobs {
    * queue (`queue`: no slot; `retry`: its first attempt failed and may be retried; `rate-limited`: the
    * provider answered 429 and its queue now waits for Retry-After). A final failure throws as a failed job would.
    */
-  private async runDirect(job: ModelCallJob, signal?: AbortSignal): Promise<{ kind: 'done'; result: ChatResult } | { kind: 'queue' | 'retry' } | { kind: 'rate-limited'; retryAfterMs: number }> {
+  private async runDirect(job: ModelCallJob, signal?: AbortSignal): Promise<{ kind: 'done'; result: ChatResult } | { kind: 'queue' | 'retry' } | { kind: 'rate-limited'; retryAfterMs: number } | { kind: 'failed'; wire: WireModelError }> {
     const service = this.direct;
     const provider = service && job.input.priority === 'interactive' ? this.router.providers().find((p) => p.name === job.provider) : undefined;
     if (!service || !provider) return { kind: 'queue' };
@@ -105,8 +111,12 @@ export class ModelCallQueues implements ModelCallJobs {
       await this.queues.get(provider.name)!.queue.rateLimit(failure.retryAfterMs);
       return { kind: 'rate-limited', retryAfterMs: failure.retryAfterMs };
     }
-    if (failure.disposition === 'retry' && this.maxRetries >= 1) return { kind: 'retry' };
-    throw new ModelCallJobError(failure.wire, failure.wire.message);
+    if (failure.disposition === 'retry' && this.maxRetries >= 1) {
+      // Counted like a failed attempt of a queued call (metrics); a final failure is counted by its failed job.
+      this.env.onJobFailed?.(queueName);
+      return { kind: 'retry' };
+    }
+    return { kind: 'failed', wire: failure.wire };
   }
 
   /** One worker per provider; returns a function that stops them. From then on, interactive calls may run directly. */
@@ -118,6 +128,7 @@ export class ModelCallQueues implements ModelCallJobs {
         this.env,
         queueName,
         async (job, token, signal) => {
+          if (job.data.failed && job.attemptsMade === 0) throw new UnrecoverableError(JSON.stringify(job.data.failed));
           const waitUntil = await service.waitUntil(job.data);
           if (waitUntil) return delayJob(job, token, waitUntil);
           // Direct calls fill the provider: this one waits a moment (the queue's own limit does not see them).
