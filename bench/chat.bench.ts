@@ -18,7 +18,8 @@ export function modelConfig(model: FakeOpenAIServer, extra: Record<string, unkno
 export async function chatBench(b: BenchContext): Promise<void> {
   const { results, quick } = b;
   const model = await FakeOpenAIServer.start({ chunks: 3 });
-  const server = await BenchServer.start({ config: modelConfig(model), cpuProfDir: b.cpuProfDir });
+  // The /v1 API's per-token rate limit (60 a minute by default) would refuse the first-token comparison.
+  const server = await BenchServer.start({ config: { ...modelConfig(model), channels: { api: { rate_per_minute: 1_000_000 } } }, cpuProfDir: b.cpuProfDir });
   const http = new HttpClient(server.url, 64);
   const sessions: ChatSession[] = [];
   try {
@@ -123,18 +124,18 @@ export async function chatBench(b: BenchContext): Promise<void> {
       });
     }
     const rss = server.rss();
-    results.add({ benchmark: `RSS after ${turnsDone} turns (50 sessions)`, value: { figure: rss.total, unit: 'MiB' }, target: '≤ 250 MiB', meets: rss.total <= 250, note: `node ${rss.node.toFixed(0)} MiB + children ${rss.children.toFixed(0)} MiB (Redis is shared, not counted)` });
+    results.add({ benchmark: `RSS after ${turnsDone} turns (50 sessions)`, value: { figure: rss.total, unit: 'MiB' }, target: 'node ≤ 200 MiB', meets: rss.node <= 200, note: `node ${rss.node.toFixed(0)} MiB + children ${rss.children.toFixed(0)} MiB (Redis is shared, not counted)` });
 
     // --- GraphQL reads
     const owner = server.ownerToken;
     const queries: Array<[string, string, string, (rate: number, p99: number) => boolean]> = [
       ['{ __typename }', '{ __typename }', 'reported', () => true],
-      ['{ me { id } }', '{ me { id } }', '≥ 4000 req/s', (rate) => rate >= 4000],
+      ['{ me { id } }', '{ me { id } }', '≥ 12000 req/s', (rate) => rate >= 12000],
       [
         'sessions(first: 20) with user',
         '{ sessions(first: 20) { totalCount edges { node { id key status messageCount lastActivityAt user { id displayName trust } } } } }',
-        '≥ 2500 req/s, p99 ≤ 15 ms',
-        (rate, p99) => rate >= 2500 && p99 <= 15,
+        '≥ 4000 req/s',
+        (rate) => rate >= 4000,
       ],
     ];
     for (const c of [10, 50]) {
@@ -154,8 +155,8 @@ export async function chatBench(b: BenchContext): Promise<void> {
           latency: s,
           throughput: rate,
           floor: { name: `http c=${c}`, throughput: floor.throughput },
-          target: c === 10 ? target : 'reported',
-          meets: c === 10 && target !== 'reported' ? ok(rate, s.p99) : null,
+          target,
+          meets: target !== 'reported' ? ok(rate, s.p99) : null,
         });
       }
     }

@@ -18,6 +18,7 @@ const SHARED_FOLDERS = new Set(['redis', 'lancedb', 'backups', 'whatsapp']);
 export function memoryErasure(db: Db, store: MemoryStore): UserErasureHook {
   return {
     name: 'memory index',
+    tables: ['memory_index'],
     async erase(ctx: Ctx, scope: ErasureScope): Promise<number> {
       // Their memories, their documents' chunks, and whatever else the index holds privately for them.
       const ids = [...(scope.ids.get('memories') ?? []), ...(scope.ids.get('document_chunks') ?? []).map(chunkItemId)];

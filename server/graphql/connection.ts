@@ -1,5 +1,5 @@
 import { ArgsType, Field, Int, ObjectType, type ClassType } from 'type-graphql';
-import { Max, Min } from 'class-validator';
+import { Max, Min } from './validators';
 import { encodeCursor, type Page } from '../common/pagination';
 
 @ObjectType()

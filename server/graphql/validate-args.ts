@@ -1,4 +1,5 @@
-import { validateOrReject, type ValidationError, type ValidatorOptions } from 'class-validator';
+import type { ValidationError, ValidatorOptions } from 'class-validator';
+import { validateOrReject } from './validators';
 import { ArgumentValidationError, type ValidatorFn } from 'type-graphql';
 
 const OPTIONS: ValidatorOptions = { forbidUnknownValues: false, skipMissingProperties: true };

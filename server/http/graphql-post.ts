@@ -2,9 +2,13 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { HeaderMap, type ApolloServer } from '@apollo/server';
 import type { Logger } from '../common/logger';
 import type { GraphQLContext } from '../graphql/context';
+import type { QueryFastPath } from './graphql-fast-path';
 
 /** `Content-Type` values the direct path takes; anything else goes through Express (body-parser decides). */
 const PLAIN_JSON = /^application\/json\s*(;\s*charset\s*=\s*"?utf-8"?\s*)?$/i;
+
+/** `Accept` values for which Apollo answers `application/json; charset=utf-8` (none, or plain JSON). */
+const ACCEPTS_JSON = /^\s*(\*\/\*|application\/json)?\s*$/i;
 
 function sendJson(res: ServerResponse, status: number, body: unknown): void {
   const text = JSON.stringify(body);
@@ -24,6 +28,10 @@ export function createGraphQLPostHandler(deps: {
   bodyLimitBytes: number;
   logger: Logger;
   contextFor(authorization: string | undefined): Promise<GraphQLContext>;
+  /** Answers repeated queries without Apollo's pipeline; what it declines goes to Apollo. */
+  fastPath?: QueryFastPath;
+  /** True once the server is stopping: every request then goes through Apollo (which refuses it). */
+  stopping?(): boolean;
 }): (req: IncomingMessage, res: ServerResponse) => boolean {
   const { apollo, bodyLimitBytes, logger } = deps;
   return (req, res) => {
@@ -63,6 +71,14 @@ export function createGraphQLPostHandler(deps: {
   };
 
   async function execute(req: IncomingMessage, res: ServerResponse, body: unknown): Promise<void> {
+    if (deps.fastPath && !deps.stopping?.() && ACCEPTS_JSON.test(req.headers.accept ?? '')) {
+      const text = await deps.fastPath.run(body, () => deps.contextFor(req.headers.authorization));
+      if (text !== null) {
+        res.writeHead(200, { 'content-type': 'application/json; charset=utf-8', 'content-length': Buffer.byteLength(text) });
+        res.end(text);
+        return;
+      }
+    }
     const headers = new HeaderMap();
     for (const [key, value] of Object.entries(req.headers)) {
       if (value !== undefined) headers.set(key, Array.isArray(value) ? value.join(', ') : value);

@@ -15,6 +15,7 @@ import type { QueryLimits } from '../graphql/limits';
 import { mountAdminUi } from './admin-ui';
 import { decodeRequestBody, hasEncodedBody } from './content-encoding';
 import { createGraphQLPostHandler } from './graphql-post';
+import { createQueryFastPath } from './graphql-fast-path';
 import { serveGraphQLWs } from './graphql-ws-transport';
 import { httpOperationGuard, introspectionRefusal } from './operation-guard';
 
@@ -196,7 +197,15 @@ export async function startHttpServer(options: HttpServerOptions): Promise<Runni
     ],
   });
   await apollo.start();
-  graphqlPost = createGraphQLPostHandler({ apollo, bodyLimitBytes: options.bodyLimitKb * 1024, logger, contextFor: options.contextFor });
+  let closing: Promise<void> | null = null;
+  graphqlPost = createGraphQLPostHandler({
+    apollo,
+    bodyLimitBytes: options.bodyLimitKb * 1024,
+    logger,
+    contextFor: options.contextFor,
+    fastPath: createQueryFastPath({ schema, validationRules: limits.validationRules, maxTokens: limits.maxTokens, logger }),
+    stopping: () => closing !== null,
+  });
 
   app.get('/healthz', (_req, res) => {
     res.json({ status: 'ok' });
@@ -278,7 +287,6 @@ export async function startHttpServer(options: HttpServerOptions): Promise<Runni
   const port = (httpServer.address() as AddressInfo).port;
   const shownHost = options.host === '0.0.0.0' || options.host === '::' ? '127.0.0.1' : options.host;
   const url = `http://${shownHost}:${port}`;
-  let closing: Promise<void> | null = null;
   return {
     url,
     port,

@@ -1,12 +1,10 @@
 import express, { type Request, type Response, type Router } from 'express';
-import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
-import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
-import { CallToolRequestSchema, ListToolsRequestSchema, type CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { Ctx } from '../common/ctx';
 import type { Logger } from '../common/logger';
 import { TrustLevel } from '../common/trust';
 import { parseAuthorization } from '../graphql/context-factory';
-import type { McpServeService } from '../modules/mcp';
+import { mcpServerSdk, type McpServeService } from '../modules/mcp';
 import type { User } from '../modules/users';
 
 export interface McpEndpointOptions {
@@ -58,6 +56,7 @@ export function mcpRouter(options: McpEndpointOptions): Router {
   router.post('/mcp', express.json({ limit: `${options.maxBodyKb}kb` }), async (req: Request, res: Response) => {
     const { user, tokenId } = res.locals.caller as { user: User; tokenId: string };
     const ctx = new Ctx({ actor: { kind: 'user', userId: user.id, trust: user.trust, tokenId }, logger: logger.child({ userId: user.id }), channel: 'mcp' });
+    const { McpServer, StreamableHTTPServerTransport, ListToolsRequestSchema, CallToolRequestSchema } = mcpServerSdk();
     const server = new McpServer({ name: 'muninn', version: options.version }, { capabilities: { tools: {} } });
     server.server.setRequestHandler(ListToolsRequestSchema, async () => ({
       tools: (await serve.list(ctx)).map((t) => ({ name: t.name, description: t.description, inputSchema: { type: 'object' as const, ...t.parameters } })),

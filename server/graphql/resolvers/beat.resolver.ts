@@ -1,6 +1,6 @@
 import DataLoader from 'dataloader';
 import { Arg, Args, Authorized, Ctx as GqlCtx, Field, FieldResolver, ID, InputType, Mutation, ObjectType, Query, Resolver, Root, Subscription } from 'type-graphql';
-import { Length, MaxLength } from 'class-validator';
+import { Length, MaxLength } from '../validators';
 import { TrustLevel } from '../../common/trust';
 import { toPageArgs } from '../../common/pagination';
 import { Beat, BeatKind, BeatRun, type BeatRunEvent, type BeatPatch, type BeatRunner, type BeatService, type CronPreview as CronPreviewShape } from '../../modules/beats';

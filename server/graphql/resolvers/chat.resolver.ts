@@ -1,5 +1,5 @@
 import { Arg, Authorized, Ctx as GqlCtx, Field, Float, ID, InputType, Int, Mutation, ObjectType, Query, Resolver, Root, Subscription, registerEnumType } from 'type-graphql';
-import { MaxLength, ValidateNested } from 'class-validator';
+import { MaxLength, ValidateNested } from '../validators';
 import { TrustLevel } from '../../common/trust';
 import type { WebChannel } from '../../channels/web/web-channel';
 import { MAX_TEXT_CHARS } from '../../channels/web/web-channel';

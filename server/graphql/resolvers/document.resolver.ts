@@ -1,5 +1,5 @@
 import { Arg, Args, Authorized, Ctx as GqlCtx, Field, ID, InputType, Mutation, Query, Resolver } from 'type-graphql';
-import { Length, MaxLength } from 'class-validator';
+import { Length, MaxLength } from '../validators';
 import { TrustLevel } from '../../common/trust';
 import { toPageArgs } from '../../common/pagination';
 import { MemoryScope } from '../../modules/memory';

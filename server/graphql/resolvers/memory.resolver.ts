@@ -1,5 +1,5 @@
 import { Arg, Args, ArgsType, Authorized, Ctx as GqlCtx, Field, Float, ID, InputType, Int, Mutation, ObjectType, Query, Resolver } from 'type-graphql';
-import { Length, Max, MaxLength, Min } from 'class-validator';
+import { Length, Max, MaxLength, Min } from '../validators';
 import { TrustLevel } from '../../common/trust';
 import { toPageArgs } from '../../common/pagination';
 import { MAX_MEMORY_CHARS, MAX_SEARCH_LIMIT, Memory, MemoryScope, MemoryService, MemoryType } from '../../modules/memory';

@@ -1,5 +1,5 @@
 import { Arg, Args, ArgsType, Ctx as GqlCtx, Field, FieldResolver, ID, InputType, Mutation, Query, Resolver, Root, Authorized } from 'type-graphql';
-import { Length, MaxLength } from 'class-validator';
+import { Length, MaxLength } from '../validators';
 import { TrustLevel } from '../../common/trust';
 import { toPageArgs } from '../../common/pagination';
 import { ApiToken, ApiTokenService } from '../../modules/auth';

@@ -1,5 +1,5 @@
 import { Arg, Authorized, Ctx as GqlCtx, Field, Float, ID, InputType, Mutation, Resolver } from 'type-graphql';
-import { MaxLength } from 'class-validator';
+import { MaxLength } from '../validators';
 import { TrustLevel } from '../../common/trust';
 import { ChatClient } from '../../channels/web/session-stream-transport';
 import type { WebVoiceNotes } from '../../channels/web/web-voice';

@@ -79,7 +79,7 @@ export class BudgetService implements BudgetGuard {
     if (limits.dailyUsd === null && limits.monthlyUsd === null) return { kind: 'admitted', hold: base, maxTokens: null };
     const cap = this.options.config().max_output_tokens;
     const maxTokens = Math.min(req.maxTokens ?? cap, cap);
-    const amount = toNanos(this.deps.prices.estimate(req.provider, req.model, req.promptTokens, maxTokens));
+    const amount = toNanos(this.deps.prices.estimate(req.provider, req.model, req.promptTokens(), maxTokens));
     const now = this.deps.clock.now();
     const periods = periodsAt(now, this.options.timeZone);
     const ledgerLimits = { day: limits.dailyUsd === null ? null : toNanos(limits.dailyUsd), month: limits.monthlyUsd === null ? null : toNanos(limits.monthlyUsd) };
@@ -99,6 +99,9 @@ export class BudgetService implements BudgetGuard {
 
   async settle(ctx: Ctx, charge: BudgetCharge, result: ChatResult): Promise<number | null> {
     const cost = this.deps.prices.costOf(result.provider, result.model, result.usage);
+    // Nothing to charge and no hold to drop (a model without a price, an unlimited user's call, most
+    // embeddings): the user's limits and the ledger are not needed.
+    if (!cost && !charge.hold?.id) return cost;
     try {
       let hold = charge.hold;
       if (!hold && charge.userId) {

@@ -11,6 +11,7 @@ export { createServedTools, MCP_SERVE_CHANNEL, type ServedToolDeps, type McpAsk 
 // === Helpers
 export { mcpToolName, uniqueName, matchesPattern } from './mcp-tool-names';
 export { renderMcpResult } from './mcp-result';
+export { mcpServerSdk, type McpServerSdk } from './mcp-sdk';
 export { McpConnection, McpUnavailableError, McpAuthRequiredError, type McpConnectionState } from './mcp-connection';
 
 // === GraphQL types

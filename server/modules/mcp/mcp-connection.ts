@@ -1,13 +1,11 @@
-import { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { StdioClientTransport, getDefaultEnvironment } from '@modelcontextprotocol/sdk/client/stdio.js';
-import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import { SSEClientTransport } from '@modelcontextprotocol/sdk/client/sse.js';
+import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import type { OAuthClientProvider } from '@modelcontextprotocol/sdk/client/auth.js';
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
-import { ToolListChangedNotificationSchema, type CallToolResult, type Tool as McpToolInfo } from '@modelcontextprotocol/sdk/types.js';
+import type { CallToolResult, Tool as McpToolInfo } from '@modelcontextprotocol/sdk/types.js';
 import type { McpServerDefinition } from '../../config';
 import type { Logger } from '../../common/logger';
 import { Semaphore } from './semaphore';
+import { mcpClientSdk } from './mcp-sdk';
 
 /** Where a connection stands, as `mcpServers` shows it. */
 export type McpConnectionState = 'idle' | 'connecting' | 'ready' | 'failed' | 'closed';
@@ -67,7 +65,7 @@ export class McpConnection {
 
   /** Process id of a stdio server while it runs. */
   get pid(): number | null {
-    return this.transport instanceof StdioClientTransport ? this.transport.pid : null;
+    return this.transport && this.transport instanceof mcpClientSdk().StdioClientTransport ? this.transport.pid : null;
   }
 
   private transport: Transport | null = null;
@@ -166,6 +164,7 @@ export class McpConnection {
 
   /** Connects a client over `transport` within `timeoutMs` (start + initialize). */
   private async open(transport: Transport, timeoutMs: number): Promise<Client> {
+    const { Client, ToolListChangedNotificationSchema } = mcpClientSdk();
     const client = new Client({ name: 'muninn', version: '1.0.0' }, { capabilities: {} });
     client.onerror = (err) => {
       // Lines on stdout that are not JSON-RPC land here; the connection itself goes on.
@@ -204,6 +203,7 @@ export class McpConnection {
 
   private stdioTransport(): Transport {
     const def = this.options.definition;
+    const { StdioClientTransport, getDefaultEnvironment } = mcpClientSdk();
     // Only a minimal environment: nothing of Muninn's own (tokens, keys, database URLs) reaches the process.
     const transport = new StdioClientTransport({
       command: def.command!,
@@ -223,6 +223,7 @@ export class McpConnection {
     const headers = { ...def.headers, ...this.options.headers };
     const url = new URL(def.url!);
     const requestInit = { headers };
+    const { SSEClientTransport, StreamableHTTPClientTransport } = mcpClientSdk();
     if (kind === 'sse') return new SSEClientTransport(url, { requestInit, authProvider: this.options.authProvider, eventSourceInit: { fetch: (u, init) => fetch(u, { ...init, headers: { ...(init?.headers as Record<string, string>), ...headers } }) } });
     return new StreamableHTTPClientTransport(url, { requestInit, authProvider: this.options.authProvider });
   }

@@ -1,5 +1,5 @@
 import { randomBytes, timingSafeEqual } from 'node:crypto';
-import { auth, type OAuthClientProvider, type OAuthDiscoveryState } from '@modelcontextprotocol/sdk/client/auth.js';
+import type { OAuthClientProvider, OAuthDiscoveryState } from '@modelcontextprotocol/sdk/client/auth.js';
 import type { OAuthClientInformationMixed, OAuthClientMetadata, OAuthTokens } from '@modelcontextprotocol/sdk/shared/auth.js';
 import type { McpServerDefinition } from '../../config';
 import { Ctx } from '../../common/ctx';
@@ -8,6 +8,7 @@ import type { Logger } from '../../common/logger';
 import type { AuditService } from '../audit';
 import type { McpCredentialService } from './mcp-credential.service';
 import type { McpOAuthFlow } from './mcp.service';
+import { mcpOAuthDriver } from './mcp-sdk';
 
 /** What is stored (sealed) for one user and one `auth: oauth` server. */
 interface StoredOAuth {
@@ -165,7 +166,7 @@ export class McpOAuth implements McpOAuthFlow {
     await provider.save();
     let result: string;
     try {
-      result = await auth(provider, { serverUrl: definition.url });
+      result = await mcpOAuthDriver()(provider, { serverUrl: definition.url });
     } catch (err) {
       this.deps.logger.warn({ server, error: (err as Error).message }, 'MCP OAuth sign-in could not start');
       throw new UserInputError(`The sign-in to the MCP server "${server}" could not start: ${(err as Error).message.slice(0, 200)}`, 'server');
@@ -196,7 +197,7 @@ export class McpOAuth implements McpOAuthFlow {
     const provider = new StoredOAuthProvider(this.deps, parsed.s, parsed.u, stored);
     await provider.save();
     try {
-      const result = await auth(provider, { serverUrl: definition.url, authorizationCode: code });
+      const result = await mcpOAuthDriver()(provider, { serverUrl: definition.url, authorizationCode: code });
       if (result !== 'AUTHORIZED') throw new Error('the authorization server gave no tokens');
     } catch (err) {
       this.deps.logger.warn({ server: parsed.s, error: (err as Error).message }, 'MCP OAuth code exchange failed');

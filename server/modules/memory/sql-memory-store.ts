@@ -227,8 +227,16 @@ export class SqlMemoryStore implements MemoryStore {
       const written: VectorWrite[] = [];
       await this.db.withTransaction(ctx, async (tx) => {
         written.length = 0;
+        // Entries removed or rewritten while their content was embedded (a delete, an erasure) get no vector.
+        const s = new Params(this.pg);
+        const still = new Set(
+          ((await this.query(tx, `SELECT seq, "contentHash" FROM memory_index WHERE seq IN (${rows.map((r) => s.add(r.seq)).join(', ')})`, s.values)) as IndexRow[]).map(
+            (r) => `${r.seq}:${r.contentHash}`,
+          ),
+        );
         for (let i = 0; i < rows.length; i++) {
           const row = rows[i]!;
+          if (!still.has(`${row.seq}:${row.contentHash}`)) continue;
           written.push(await this.vec.put(tx, row.seq, row.owner, vectors[i]!));
           const u = new Params(this.pg);
           await this.query(tx, `UPDATE memory_index SET "vectorModel" = ${u.add(model)} WHERE seq = ${u.add(row.seq)} AND "contentHash" = ${u.add(row.contentHash)}`, u.values);

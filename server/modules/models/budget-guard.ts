@@ -13,8 +13,11 @@ export interface BudgetRequest {
   userId: string | null;
   provider: string;
   model: string;
-  /** Estimated prompt tokens (messages + tool schemas). */
-  promptTokens: number;
+  /**
+   * Estimated prompt tokens (messages + tool schemas). A function: the prompt is counted only for a user
+   * with a limit, not on every call.
+   */
+  promptTokens: () => number;
   /** The caller's own output limit, if any. */
   maxTokens?: number;
   /** The session the call works for: budget notices go to its chat. */

@@ -88,7 +88,7 @@ export class ModelCallService implements ModelCaller {
       userId,
       provider: primary.provider.name,
       model: primary.model,
-      promptTokens: estimateMessages(input.messages) + estimateTools(input.tools),
+      promptTokens: () => estimateMessages(input.messages) + estimateTools(input.tools),
       maxTokens: input.maxTokens,
       sessionId,
     });

@@ -14,6 +14,12 @@ export interface ErasureScope {
  */
 export interface UserErasureHook {
   readonly name: string;
+  /**
+   * Tables this hook clears itself (an index keyed by something other than the user id): the mention
+   * scrub leaves them alone, so rows written there while the erasure ran still carry the user and the
+   * hook's second sweep finds them.
+   */
+  readonly tables?: readonly string[];
   erase(ctx: Ctx, scope: ErasureScope): Promise<number>;
 }
 

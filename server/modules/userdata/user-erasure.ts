@@ -22,9 +22,10 @@ export async function ownedIds(ctx: Ctx, db: Db, map: Map<string, UserTable>, ke
 /**
  * Deletes the user's rows of every table (children first), keeps the rows of ANONYMISED_TABLES without
  * the user, and scrubs the user's id from short string columns of rows that are not theirs (who decided a
- * pairing, the target of an audit entry). Run inside one transaction. Returns the rows deleted per table.
+ * pairing, the target of an audit entry), except in `keep` (tables an erasure hook clears). Run inside one
+ * transaction. Returns the rows deleted per table.
  */
-export async function eraseRows(ctx: Ctx, db: Db, map: Map<string, UserTable>, key: UserKey): Promise<Record<string, number>> {
+export async function eraseRows(ctx: Ctx, db: Db, map: Map<string, UserTable>, key: UserKey, keep: ReadonlySet<string> = new Set()): Promise<Record<string, number>> {
   const manager = ctx.manager ?? db.dataSource.manager;
   const deleted: Record<string, number> = {};
   const order = deletionOrder(map).filter((t) => isUserTable(t) && !ANONYMISED_TABLES.has(t.table));
@@ -39,6 +40,7 @@ export async function eraseRows(ctx: Ctx, db: Db, map: Map<string, UserTable>, k
     deleted[t.table] = Number(n);
   }
   for (const t of map.values()) {
+    if (keep.has(t.table)) continue;
     const anonymised = ANONYMISED_TABLES.has(t.table);
     for (const col of t.stringColumns) {
       // Short columns hold ids and names; long text (message content) is only scrubbed in anonymised tables.

@@ -1,9 +1,11 @@
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { startTestApp, type TestApp } from '../../support/test-app';
-import { FakeOpenAIServer, FakeReplies, type RecordedRequest } from '../../support/fakes/fake-openai-server';
+import { FakeOpenAIServer, FakeReplies } from '../../support/fakes/fake-openai-server';
+import { lastUserText } from '../../support/model-requests';
 import { createUserWithToken, eventually, send } from '../../support/chat-helpers';
 import { dataOf, type GraphQLTestClient } from '../../support/graphql-client';
 import { launchBrowser, screenshotBoth } from '../../support/browser';
+import { newConsolePage, openConsole, signIn } from '../../support/console-page';
 import { Ctx } from '../../../server/common/ctx';
 import { PairingService } from '../../../server/modules/pairing';
 
@@ -15,12 +17,6 @@ const FAILED = /* GraphQL */ `query { queues { name jobs(state: FAILED) { id fai
 const CREATE_MEMORY = /* GraphQL */ `mutation M($content: String!) { createMemory(input: { content: $content }) { id } }`;
 
 jest.setTimeout(120_000);
-
-function lastUserText(req: RecordedRequest): string {
-  const users = (req.body?.messages ?? []).filter((m) => m.role === 'user');
-  const content = users.at(-1)?.content;
-  return typeof content === 'string' ? content : JSON.stringify(content ?? '');
-}
 
 /**
  * Issue 10, acceptance 1 and 2: the admin console in a real Chromium against a real server (SQLite,
@@ -60,10 +56,7 @@ describe('admin console in a browser', () => {
     ]);
     owner = t.client(t.ownerToken);
     member = await createUserWithToken(owner, 'Mia Member', 'MEMBER');
-    context = await browser.newContext({ viewport: { width: 1280, height: 800 } });
-    page = await context.newPage();
-    page.setDefaultTimeout(10_000);
-    page.on('pageerror', (e) => pageErrors.push(e.stack ?? e.message));
+    ({ context, page } = await newConsolePage(browser, pageErrors, { viewport: { width: 1280, height: 800 }, timeoutMs: 10_000 }));
   }, 60_000);
   afterAll(async () => {
     await context?.close();
@@ -73,10 +66,7 @@ describe('admin console in a browser', () => {
     await model?.close();
   });
 
-  const open = async (path: string) => {
-    await page.goto(`${t.url}/admin${path}`);
-    await page.getByRole('navigation', { name: 'Main' }).waitFor();
-  };
+  const open = (path: string) => openConsole(page, t.url, path);
 
   it('serves the app with security headers and answers deep links with the app shell', async () => {
     const res = await fetch(`${t.url}/admin/users`);
@@ -251,11 +241,8 @@ describe('admin console in a browser', () => {
     const memberContext = await browser.newContext({ viewport: { width: 1280, height: 800 } });
     try {
       const mpage = await memberContext.newPage();
-      await mpage.goto(`${t.url}/admin/`);
-      await mpage.getByLabel('API token').fill(member.token);
-      await mpage.getByRole('button', { name: 'Sign in' }).click();
       // Members land on their chat; the nav has no admin pages.
-      await mpage.getByRole('heading', { name: 'Chat' }).waitFor();
+      await signIn(mpage, t.url, member.token, { heading: 'Chat' });
       const nav = mpage.getByRole('navigation', { name: 'Main' });
       expect(await nav.getByRole('link').allTextContents()).toEqual(['Chat', 'Sessions', 'Memories', 'Documents', 'Beats', 'MCP servers', 'Account']);
       await mpage.goto(`${t.url}/admin/users`);

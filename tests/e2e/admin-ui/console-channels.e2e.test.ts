@@ -11,6 +11,7 @@ import { FakeTelegramServer } from '../../support/fakes/fake-telegram-server';
 import { fakeSocketFactory } from '../../support/fakes/fake-whatsapp-socket';
 import { createUserWithToken, eventually } from '../../support/chat-helpers';
 import { launchBrowser, screenshotBoth } from '../../support/browser';
+import { newConsolePage, signIn } from '../../support/console-page';
 import { newBotToken } from '../telegram/telegram-kit';
 
 jest.setTimeout(90_000);
@@ -25,13 +26,6 @@ describe('console: Channels page', () => {
   let page: Page;
   const pageErrors: string[] = [];
 
-  const signIn = async (p: Page, apiToken: string) => {
-    await p.goto(`${t.url}/admin/`);
-    await p.getByLabel('API token').fill(apiToken);
-    await p.getByRole('button', { name: 'Sign in' }).click();
-    await p.getByRole('navigation', { name: 'Main' }).waitFor();
-  };
-
   beforeAll(async () => {
     tg = await FakeTelegramServer.start({ token, botUsername: 'raven_helper_bot' });
     [t, browser] = await Promise.all([
@@ -41,11 +35,8 @@ describe('console: Channels page', () => {
       }),
       launchBrowser(),
     ]);
-    context = await browser.newContext({ viewport: { width: 1280, height: 900 } });
-    page = await context.newPage();
-    page.setDefaultTimeout(15_000);
-    page.on('pageerror', (e) => pageErrors.push(e.stack ?? e.message));
-    await signIn(page, t.ownerToken);
+    ({ context, page } = await newConsolePage(browser, pageErrors, { viewport: { width: 1280, height: 900 }, timeoutMs: 15_000 }));
+    await signIn(page, t.url, t.ownerToken);
   }, 90_000);
   afterAll(async () => {
     await context?.close();
@@ -102,7 +93,7 @@ describe('console: Channels page', () => {
   it('on a phone the set-up cards stack and stay usable', async () => {
     const phone = await browser.newContext({ viewport: { width: 390, height: 844 }, isMobile: true, hasTouch: true });
     const p = await phone.newPage();
-    await signIn(p, t.ownerToken);
+    await signIn(p, t.url, t.ownerToken);
     await p.goto(`${t.url}/admin/channels`);
     await p.getByRole('region', { name: 'Telegram set-up' }).getByText('@raven_helper_bot').waitFor();
     const box = await p.getByRole('region', { name: 'WhatsApp set-up' }).boundingBox();
@@ -117,7 +108,7 @@ describe('console: Channels page', () => {
     await owner.close();
     const ctx = await browser.newContext({ viewport: { width: 1280, height: 900 } });
     const p = await ctx.newPage();
-    await signIn(p, admin.token);
+    await signIn(p, t.url, admin.token);
     await p.goto(`${t.url}/admin/channels`);
     const telegram = p.getByRole('region', { name: 'Telegram set-up' });
     await telegram.getByText('Only an OWNER can change how Telegram is set up.').waitFor();

@@ -8,6 +8,7 @@ import { send } from '../../support/chat-helpers';
 import { dataOf, type GraphQLTestClient } from '../../support/graphql-client';
 import { CreateBeatDocument, RunBeatDocument } from '../../support/graphql/generated';
 import { launchBrowser, screenshotBoth } from '../../support/browser';
+import { newConsolePage, signIn } from '../../support/console-page';
 
 jest.setTimeout(60_000);
 
@@ -23,14 +24,8 @@ describe('console chat: beat attribution', () => {
     [t, browser] = await Promise.all([startTestApp({ config: { log: { level: 'warn' } } }), launchBrowser()]);
     owner = t.client(t.ownerToken);
     await send(owner, '/whoami'); // the owner's web session: their principal chat
-    context = await browser.newContext({ viewport: { width: 1280, height: 860 } });
-    page = await context.newPage();
-    page.setDefaultTimeout(15_000);
-    page.on('pageerror', (e) => pageErrors.push(e.stack ?? e.message));
-    await page.goto(`${t.url}/admin/`);
-    await page.getByLabel('API token').fill(t.ownerToken);
-    await page.getByRole('button', { name: 'Sign in' }).click();
-    await page.getByRole('navigation', { name: 'Main' }).waitFor();
+    ({ context, page } = await newConsolePage(browser, pageErrors, { viewport: { width: 1280, height: 860 }, timeoutMs: 15_000 }));
+    await signIn(page, t.url, t.ownerToken);
   }, 60_000);
   afterAll(async () => {
     await context?.close();
@@ -63,9 +58,7 @@ describe('console chat: beat attribution', () => {
   it('on a phone the chat input and Send button are on screen, next to the beat’s message', async () => {
     const phone = await browser.newContext({ viewport: { width: 390, height: 844 }, isMobile: true, hasTouch: true });
     const p = await phone.newPage();
-    await p.goto(`${t.url}/admin/`);
-    await p.getByLabel('API token').fill(t.ownerToken);
-    await p.getByRole('button', { name: 'Sign in' }).click();
+    await signIn(p, t.url, t.ownerToken);
     await p.goto(`${t.url}/admin/chat`);
     await p.getByText('From the beat').first().waitFor();
     const sendButton = await p.getByRole('button', { name: 'Send' }).boundingBox();

@@ -2,6 +2,7 @@ import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { createUserWithToken, eventually } from '../../support/chat-helpers';
 import { FakeOAuthServer } from '../../support/fakes/fake-oauth-server';
 import { launchBrowser, screenshotBoth } from '../../support/browser';
+import { newConsolePage, signIn } from '../../support/console-page';
 import { everythingServer } from '../../support/mcp/everything';
 import { TestMcpHttpServer } from '../../support/mcp/test-mcp-http-server';
 import { startTestApp, type TestApp } from '../../support/test-app';
@@ -39,10 +40,7 @@ describe('console: MCP servers page', () => {
       }),
       launchBrowser(),
     ]);
-    context = await browser.newContext({ viewport: { width: 1280, height: 900 } });
-    page = await context.newPage();
-    page.setDefaultTimeout(15_000);
-    page.on('pageerror', (e) => pageErrors.push(e.stack ?? e.message));
+    ({ context, page } = await newConsolePage(browser, pageErrors, { viewport: { width: 1280, height: 900 }, timeoutMs: 15_000 }));
   }, 60_000);
   afterAll(async () => {
     await context?.close();
@@ -52,15 +50,8 @@ describe('console: MCP servers page', () => {
     await as?.close();
   });
 
-  async function signIn(token: string): Promise<void> {
-    await page.goto(`${t.url}/admin/`);
-    await page.getByLabel('API token').fill(token);
-    await page.getByRole('button', { name: 'Sign in' }).click();
-    await page.getByRole('navigation', { name: 'Main' }).waitFor();
-  }
-
   it('an OWNER sees each server\'s state, last error and tools, and can restart one', async () => {
-    await signIn(t.ownerToken);
+    await signIn(page, t.url, t.ownerToken);
     await page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: 'MCP servers' }).click();
     await page.getByRole('heading', { name: 'MCP servers' }).waitFor();
     const everything = page.getByRole('region', { name: 'MCP server everything' });
@@ -87,11 +78,8 @@ describe('console: MCP servers page', () => {
     const member = await createUserWithToken(owner, 'Mia Member', 'MEMBER');
     await owner.close();
     await context.close();
-    context = await browser.newContext({ viewport: { width: 1280, height: 900 } });
-    page = await context.newPage();
-    page.setDefaultTimeout(15_000);
-    page.on('pageerror', (e) => pageErrors.push(e.stack ?? e.message));
-    await signIn(member.token);
+    ({ context, page } = await newConsolePage(browser, pageErrors, { viewport: { width: 1280, height: 900 }, timeoutMs: 15_000 }));
+    await signIn(page, t.url, member.token);
     await page.goto(`${t.url}/admin/mcp`);
     await page.getByRole('heading', { name: 'MCP servers' }).waitFor();
     const cal = page.getByRole('region', { name: 'MCP server cal' });

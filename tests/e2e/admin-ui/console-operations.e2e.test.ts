@@ -4,6 +4,7 @@ import { FakeOpenAIServer, FakeReplies } from '../../support/fakes/fake-openai-s
 import { createUserWithToken, eventually, send } from '../../support/chat-helpers';
 import { dataOf, type GraphQLTestClient } from '../../support/graphql-client';
 import { launchBrowser, screenshotBoth } from '../../support/browser';
+import { newConsolePage, openConsole, signIn } from '../../support/console-page';
 
 const CREATE_MEMORY = /* GraphQL */ `mutation M($input: CreateMemoryInput!) { createMemory(input: $input) { id } }`;
 const MEMORIES_OF = /* GraphQL */ `query Q($userId: ID) { memories(first: 5, filter: { userId: $userId }) { totalCount edges { node { content userId } } } }`;
@@ -62,10 +63,7 @@ describe('console: providers, memories and the overview in a browser', () => {
     member = await createUserWithToken(owner, 'Mia Member', 'MEMBER');
     for (let i = 0; i < OWNER_MEMORIES; i++) dataOf(await owner.http(CREATE_MEMORY, { input: { content: `Owner note number ${i}` } }));
     dataOf(await owner.http(CREATE_MEMORY, { input: { content: 'Mia prefers green tea.', userId: member.id } }));
-    context = await browser.newContext({ viewport: { width: 1280, height: 800 } });
-    page = await context.newPage();
-    page.setDefaultTimeout(10_000);
-    page.on('pageerror', (e) => pageErrors.push(e.stack ?? e.message));
+    ({ context, page } = await newConsolePage(browser, pageErrors, { viewport: { width: 1280, height: 800 }, timeoutMs: 10_000 }));
   }, 90_000);
 
   afterAll(async () => {
@@ -78,16 +76,7 @@ describe('console: providers, memories and the overview in a browser', () => {
     await refusing?.close();
   });
 
-  const signIn = async (p: Page, app: TestApp, token: string) => {
-    await p.goto(`${app.url}/admin/`);
-    await p.getByLabel('API token').fill(token);
-    await p.getByRole('button', { name: 'Sign in' }).click();
-    await p.getByRole('navigation', { name: 'Main' }).waitFor();
-  };
-  const open = async (path: string) => {
-    await page.goto(`${t.url}/admin${path}`);
-    await page.getByRole('navigation', { name: 'Main' }).waitFor();
-  };
+  const open = (path: string) => openConsole(page, t.url, path);
 
   it('GraphQL: the refusing provider is down with its error, the fake one up; members may not see providers', async () => {
     const providers = dataOf(await owner.http<{ modelProviders: Array<{ name: string; health: string; probeError: string | null }> }, unknown>(PROVIDERS)).modelProviders;
@@ -102,7 +91,7 @@ describe('console: providers, memories and the overview in a browser', () => {
   });
 
   it('overview: provider health next to database, Redis and every channel; version and uptime', async () => {
-    await signIn(page, t, t.ownerToken);
+    await signIn(page, t.url, t.ownerToken);
     await page.getByRole('heading', { name: 'Overview' }).waitFor();
     const health = page.getByRole('region', { name: 'Health' });
     await health.locator('tr', { hasText: 'model fake' }).getByText('up').waitFor();
@@ -261,12 +250,9 @@ describe('console: providers, memories and the overview in a browser', () => {
   });
 
   it('with no model configured, chat and the providers page say so and how to set one', async () => {
-    const mockContext = await browser.newContext({ viewport: { width: 1280, height: 800 } });
+    const { context: mockContext, page: p } = await newConsolePage(browser, pageErrors, { viewport: { width: 1280, height: 800 }, timeoutMs: 10_000 });
     try {
-      const p = await mockContext.newPage();
-      p.setDefaultTimeout(10_000);
-      p.on('pageerror', (e) => pageErrors.push(e.stack ?? e.message));
-      await signIn(p, mockApp, mockApp.ownerToken);
+      await signIn(p, mockApp.url, mockApp.ownerToken);
       await p.goto(`${mockApp.url}/admin/chat`);
       const banner = p.getByRole('note', { name: 'No model configured' });
       await banner.getByText('MUNINN_MODEL_BASE_URL').waitFor();

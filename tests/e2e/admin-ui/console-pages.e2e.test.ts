@@ -5,10 +5,12 @@ import { promisify } from 'node:util';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { startTestApp, type TestApp } from '../../support/test-app';
 import { FakeOpenAIServer, FakeReplies, type RecordedRequest } from '../../support/fakes/fake-openai-server';
+import { lastUserText } from '../../support/model-requests';
 import { FakeTelegramServer } from '../../support/fakes/fake-telegram-server';
 import { createUserWithToken, eventually, send } from '../../support/chat-helpers';
 import { dataOf, type GraphQLTestClient } from '../../support/graphql-client';
 import { launchBrowser, screenshotBoth } from '../../support/browser';
+import { newConsolePage, openConsole, signIn } from '../../support/console-page';
 import { newBotToken } from '../telegram/telegram-kit';
 
 const run = promisify(execFile);
@@ -18,11 +20,6 @@ const AUDIT = /* GraphQL */ `query { auditLog(first: 20, filter: { action: "iden
 const USER = /* GraphQL */ `query U($id: ID!) { user(id: $id) { identities { key } } }`;
 
 const SKILL_MARK = 'Read the barometer before answering about weather';
-
-function lastUserText(req: RecordedRequest): string {
-  const content = (req.body?.messages ?? []).filter((m) => m.role === 'user').at(-1)?.content;
-  return typeof content === 'string' ? content : JSON.stringify(content ?? '');
-}
 
 function systemPrompt(req: RecordedRequest | undefined): string {
   const content = req?.body?.messages?.find((m) => m.role === 'system')?.content;
@@ -88,14 +85,8 @@ describe('console pages: beats, skills, webhooks, account', () => {
     member = await createUserWithToken(owner, 'Mia Member', 'MEMBER');
     // The owner's web chat exists (a beat delivers there).
     await send(owner, 'good morning');
-    context = await browser.newContext({ viewport: { width: 1280, height: 860 } });
-    page = await context.newPage();
-    page.setDefaultTimeout(10_000);
-    page.on('pageerror', (e) => pageErrors.push(e.stack ?? e.message));
-    await page.goto(`${t.url}/admin/`);
-    await page.getByLabel('API token').fill(t.ownerToken);
-    await page.getByRole('button', { name: 'Sign in' }).click();
-    await page.getByRole('heading', { name: 'Overview' }).waitFor();
+    ({ context, page } = await newConsolePage(browser, pageErrors, { viewport: { width: 1280, height: 860 }, timeoutMs: 10_000 }));
+    await signIn(page, t.url, t.ownerToken, { heading: 'Overview' });
   }, 60_000);
   afterAll(async () => {
     await context?.close();
@@ -105,10 +96,7 @@ describe('console pages: beats, skills, webhooks, account', () => {
     await Promise.all([model?.close(), tg?.close()]);
   });
 
-  const open = async (p: Page, to: string) => {
-    await p.goto(`${t.url}/admin${to}`);
-    await p.getByRole('navigation', { name: 'Main' }).waitFor();
-  };
+  const open = (p: Page, to: string) => openConsole(p, t.url, to);
 
   it('beats: a bad cron is explained, a good one previews five runs in its time zone, the beat is created', async () => {
     await open(page, '/beats');
@@ -246,10 +234,7 @@ describe('console pages: beats, skills, webhooks, account', () => {
     try {
       const m = await memberContext.newPage();
       m.on('pageerror', (e) => pageErrors.push(e.stack ?? e.message));
-      await m.goto(`${t.url}/admin/`);
-      await m.getByLabel('API token').fill(member.token);
-      await m.getByRole('button', { name: 'Sign in' }).click();
-      await m.getByRole('heading', { name: 'Chat' }).waitFor();
+      await signIn(m, t.url, member.token, { heading: 'Chat' });
       expect(await m.getByRole('navigation', { name: 'Main' }).getByRole('link').allTextContents()).toEqual(['Chat', 'Sessions', 'Memories', 'Documents', 'Beats', 'MCP servers', 'Account']);
 
       await open(m, '/beats');

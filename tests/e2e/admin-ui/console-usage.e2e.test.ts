@@ -11,6 +11,7 @@ import { FakeOpenAIServer, FakeReplies } from '../../support/fakes/fake-openai-s
 import { createUserWithToken, eventually, send } from '../../support/chat-helpers';
 import { dataOf, type GraphQLTestClient } from '../../support/graphql-client';
 import { launchBrowser, screenshotBoth } from '../../support/browser';
+import { newConsolePage, signIn } from '../../support/console-page';
 import { UsageRecord } from '../../../server/modules/usage';
 
 jest.setTimeout(120_000);
@@ -45,14 +46,8 @@ describe('console: Usage page with cost and budgets', () => {
       launchBrowser(),
     ]);
     owner = t.client(t.ownerToken);
-    context = await browser.newContext({ viewport: { width: 1280, height: 900 } });
-    page = await context.newPage();
-    page.setDefaultTimeout(15_000);
-    page.on('pageerror', (e) => pageErrors.push(e.stack ?? e.message));
-    await page.goto(`${t.url}/admin/`);
-    await page.getByLabel('API token').fill(t.ownerToken);
-    await page.getByRole('button', { name: 'Sign in' }).click();
-    await page.getByRole('navigation', { name: 'Main' }).waitFor();
+    ({ context, page } = await newConsolePage(browser, pageErrors, { viewport: { width: 1280, height: 900 }, timeoutMs: 15_000 }));
+    await signIn(page, t.url, t.ownerToken);
   }, 120_000);
   afterAll(async () => {
     await owner?.close();

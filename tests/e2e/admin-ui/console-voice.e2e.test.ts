@@ -11,6 +11,7 @@ import os from 'node:os';
 import path from 'node:path';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { launchBrowser, screenshotBoth } from '../../support/browser';
+import { newConsolePage, openConsole, signIn } from '../../support/console-page';
 import { FakeAudioServer } from '../../support/fakes/fake-audio-server';
 import { FakeOpenAIServer } from '../../support/fakes/fake-openai-server';
 import { startTestApp, type TestApp } from '../../support/test-app';
@@ -66,15 +67,9 @@ describe('console chat voice notes', () => {
       // The fake microphone plays the WAV; the permission prompt is answered "allow".
       launchBrowser(['--use-fake-ui-for-media-stream', '--use-fake-device-for-media-stream', `--use-file-for-fake-audio-capture=${wav}`]),
     ]);
-    context = await browser.newContext({ viewport: { width: 1100, height: 760 } });
+    ({ context, page } = await newConsolePage(browser, pageErrors, { viewport: { width: 1100, height: 760 }, timeoutMs: 15_000 }));
     await context.grantPermissions(['microphone'], { origin: t.url });
-    page = await context.newPage();
-    page.setDefaultTimeout(15_000);
-    page.on('pageerror', (e) => pageErrors.push(e.stack ?? e.message));
-    await page.goto(`${t.url}/admin/`);
-    await page.getByLabel('API token').fill(t.ownerToken);
-    await page.getByRole('button', { name: 'Sign in' }).click();
-    await page.getByRole('heading', { name: 'Overview' }).waitFor();
+    await signIn(page, t.url, t.ownerToken, { heading: 'Overview' });
   }, 90_000);
 
   afterAll(async () => {
@@ -86,8 +81,7 @@ describe('console chat voice notes', () => {
   });
 
   it('records from the microphone, sends the note, and shows its transcript and the reply', async () => {
-    await page.goto(`${t.url}/admin/chat`);
-    await page.getByRole('navigation', { name: 'Main' }).waitFor();
+    await openConsole(page, t.url, '/chat');
     await page.getByRole('button', { name: 'Record a voice note' }).click();
     const recording = page.getByRole('status', { name: 'Recording' });
     await recording.waitFor();

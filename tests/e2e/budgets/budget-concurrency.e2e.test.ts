@@ -11,7 +11,8 @@ import type { ChildProcess } from 'node:child_process';
 import OpenAI from 'openai';
 import { createUserWithToken } from '../../support/chat-helpers';
 import { dataOf } from '../../support/graphql-client';
-import { FakeOpenAIServer, type RecordedRequest } from '../../support/fakes/fake-openai-server';
+import { FakeOpenAIServer } from '../../support/fakes/fake-openai-server';
+import { lastUserText } from '../../support/model-requests';
 import { startTestApp, type TestApp } from '../../support/test-app';
 import { killHard, spawnWorker } from '../../support/worker-spawn';
 import { UsageRecord } from '../../../server/modules/usage';
@@ -21,11 +22,6 @@ jest.setTimeout(180_000);
 const TURNS = 50;
 const LIMIT_USD = 2;
 const CALL_USD = 0.2;
-
-function lastUserText(req: RecordedRequest): string {
-  const content = (req.body?.messages ?? []).filter((m) => m.role === 'user').at(-1)?.content;
-  return typeof content === 'string' ? content : JSON.stringify(content ?? '');
-}
 
 describe('budgets under concurrency (two worker processes)', () => {
   let t: TestApp;

@@ -9,7 +9,8 @@ import { createUserWithToken, eventually } from '../../support/chat-helpers';
 import { dataOf } from '../../support/graphql-client';
 import { LinkIdentityDocument } from '../../support/graphql/generated';
 import { FakeClock } from '../../support/fakes/fake-clock';
-import { FakeOpenAIServer, FakeReplies, type RecordedRequest } from '../../support/fakes/fake-openai-server';
+import { FakeOpenAIServer, FakeReplies } from '../../support/fakes/fake-openai-server';
+import { lastUserText } from '../../support/model-requests';
 import { FakeTelegramServer } from '../../support/fakes/fake-telegram-server';
 import { startTestApp, type TestApp } from '../../support/test-app';
 import { UsageRecord } from '../../../server/modules/usage';
@@ -19,11 +20,6 @@ jest.setTimeout(60_000);
 
 const ZONE = 'Europe/Berlin';
 const METRICS_TOKEN = 'metrics-token-of-the-downgrade-test';
-
-function lastUserText(req: RecordedRequest): string {
-  const content = (req.body?.messages ?? []).filter((m) => m.role === 'user').at(-1)?.content;
-  return typeof content === 'string' ? content : JSON.stringify(content ?? '');
-}
 
 describe('budgets: on_exceed downgrade', () => {
   let t: TestApp;

@@ -6,7 +6,8 @@
  */
 import { randomBytes } from 'node:crypto';
 import { FakeClock } from '../../support/fakes/fake-clock';
-import { FakeOpenAIServer, FakeReplies, type RecordedRequest } from '../../support/fakes/fake-openai-server';
+import { FakeOpenAIServer, FakeReplies } from '../../support/fakes/fake-openai-server';
+import { lastUserText } from '../../support/model-requests';
 import { FakeTelegramServer } from '../../support/fakes/fake-telegram-server';
 import { createUserWithToken, eventually, send } from '../../support/chat-helpers';
 import { dataOf, type GraphQLTestClient } from '../../support/graphql-client';
@@ -40,11 +41,6 @@ const BEAT_RUNS = /* GraphQL */ `query BeatRuns($id: ID!) { beatRuns(beatId: $id
 const CREATE_HOOK = /* GraphQL */ `
   mutation CreateWebhook($input: CreateWebhookInput!) { createWebhook(input: $input) { secret path } }
 `;
-
-function lastUserText(req: RecordedRequest): string {
-  const content = (req.body?.messages ?? []).filter((m) => m.role === 'user').at(-1)?.content;
-  return typeof content === 'string' ? content : JSON.stringify(content ?? '');
-}
 
 describe('budgets', () => {
   let t: TestApp;

@@ -6,17 +6,14 @@
  * file (an encrypted PDF) ends FAILED and the chat is told why; an unsupported type gets a clear answer; a
  * file declared over the size cap is refused without being fetched.
  */
-import { mkdtempSync, rmSync } from 'node:fs';
-import os from 'node:os';
-import path from 'node:path';
+import { rmSync } from 'node:fs';
 import type { WAMessage } from '@whiskeysockets/baileys';
-import { WhatsAppTransport } from '../../../server/channels/whatsapp';
-import { TrustLevel } from '../../../server/common/trust';
 import { Document } from '../../../server/modules/documents';
 import { eventually } from '../../support/chat-helpers';
 import { FakeOpenAIServer } from '../../support/fakes/fake-openai-server';
 import { FakeTelegramServer } from '../../support/fakes/fake-telegram-server';
 import { fakeSocketFactory } from '../../support/fakes/fake-whatsapp-socket';
+import { channelMember, startMediaChannels } from '../../support/media-channels';
 import { startTestApp, type TestApp } from '../../support/test-app';
 import { buildDocx, buildEncryptedPdf, buildPdf } from '../../support/document-files';
 import { newBotToken } from '../telegram/telegram-kit';
@@ -40,15 +37,7 @@ beforeAll(async () => {
       channels: { telegram: { enabled: true, bot_token: token, api_root: tg.url, group_policy: 'open' }, whatsapp: { enabled: true } },
     },
   });
-  authDir = mkdtempSync(path.join(os.tmpdir(), 'muninn-docs-wa-'));
-  const chat = t.app.chat!;
-  chat.channels.register(
-    new WhatsAppTransport({ authDir, logger: t.app.logger, makeSocket: wa.make, reconnectBaseMs: 100, printQr: () => undefined, perChatPerSecond: 50, perMinute: 1000, downloadMedia: async (m) => waMedia.get(m.key.id!)! }),
-  );
-  await t.app.startWorkers();
-  await t.app.startChannels();
-  await eventually(() => chat.channels.get('whatsapp')!.status().state === 'CONNECTED', 15_000, 'whatsapp connected');
-  await eventually(() => chat.channels.get('telegram')!.status().state === 'POLLING', 15_000, 'telegram polling');
+  authDir = await startMediaChannels(t, wa, waMedia, 'muninn-docs-wa-');
 }, 60_000);
 
 afterAll(async () => {
@@ -56,13 +45,6 @@ afterAll(async () => {
   await Promise.all([tg?.close(), model?.close()]);
   if (authDir) rmSync(authDir, { recursive: true, force: true });
 });
-
-async function member(channel: string, handle: string, trust = TrustLevel.MEMBER): Promise<string> {
-  const ctx = t.app.systemCtx('test');
-  const user = await t.app.services.users.create(ctx, { displayName: `${channel} ${handle}`, trust });
-  await t.app.services.users.linkIdentity(ctx, user.id, channel, handle);
-  return user.id;
-}
 
 function sendTelegramFile(chatId: number, from: number, file: { name: string; type: string; data: Buffer }, caption?: string) {
   const stored = tg.addFile(file.data, file.name.split('.').pop());
@@ -73,7 +55,7 @@ const docsOf = (userId: string) => t.app.db.repo(t.app.systemCtx('test'), Docume
 
 describe('Telegram', () => {
   it('a PDF sent in a DM becomes the sender’s document; the chat hears when it is ready; page 3 is cited', async () => {
-    const userId = await member('telegram', '8101');
+    const userId = await channelMember(t, 'telegram', '8101');
     const pdf = await buildPdf(['Tenancy agreement for flat 4B.', 'Parties and term of the agreement.', 'The landlord keeps the spare key; the key safe code is KS-2094-LUMEN.']);
     sendTelegramFile(8101, 8101, { name: 'tenancy.pdf', type: 'application/pdf', data: pdf });
     await tg.waitFor(() => tg.sentTo(8101).some((m) => m.text.includes('Got "tenancy.pdf"')), 'the receipt');
@@ -90,7 +72,7 @@ describe('Telegram', () => {
   }, 90_000);
 
   it('a file sent in a group (mentioning the bot) joins the group’s collection; a bad file is FAILED and the chat told why', async () => {
-    const userId = await member('telegram', '8102');
+    const userId = await channelMember(t, 'telegram', '8102');
     sendTelegramFile(GROUP, 8102, { name: 'rota.md', type: 'text/markdown', data: Buffer.from('# Cleaning rota\n\nThe kitchen is cleaned on Fridays by Ola.') }, `@${tg.bot.username} our rota`);
     await tg.waitFor(() => tg.sentTo(GROUP).some((m) => m.text.includes('"rota.md" is ready')), 'the group ready notice', 60_000);
     const [doc] = await docsOf(userId);
@@ -118,7 +100,7 @@ describe('Telegram', () => {
 describe('WhatsApp', () => {
   it('a Word file sent as a document becomes the sender’s document and is recalled', async () => {
     const jid = '491700000888@s.whatsapp.net';
-    const userId = await member('whatsapp', jid);
+    const userId = await channelMember(t, 'whatsapp', jid);
     const docx = await buildDocx([{ heading: 'Bike lock', paragraphs: ['The code of the blue bike lock is 4-4-0-9-Q.'] }]);
     const id = '3EB0DOC00000000000001';
     waMedia.set(id, docx);

@@ -3,12 +3,13 @@
  * its tools pauses the turn until an OWNER decides. ALLOW_ONCE runs the call on the server and the model
  * gets its answer; DENY never reaches the server and the model is told.
  */
-import { Message } from '../../../server/modules/sessions';
 import { eventually, send } from '../../support/chat-helpers';
-import { FakeOpenAIServer, type RecordedRequest } from '../../support/fakes/fake-openai-server';
+import { FakeOpenAIServer } from '../../support/fakes/fake-openai-server';
 import { dataOf, type GraphQLTestClient } from '../../support/graphql-client';
 import { everythingServer } from '../../support/mcp/everything';
 import { startTestApp, type TestApp } from '../../support/test-app';
+import { lastToolResult } from '../../support/model-requests';
+import { finalReply } from '../../support/tool-turns';
 
 const TOOL_APPROVALS = /* GraphQL */ `
   query Approvals($status: ToolApprovalStatus) { toolApprovals(status: $status) { id tool status sessionId args } }
@@ -23,11 +24,6 @@ interface Approval {
   status: string;
   sessionId: string;
   args: unknown;
-}
-
-function lastToolResult(req: RecordedRequest): string {
-  const tool = [...(req.body?.messages ?? [])].reverse().find((m) => m.role === 'tool');
-  return typeof tool?.content === 'string' ? tool.content : JSON.stringify(tool?.content ?? null);
 }
 
 describe('MCP tools that require approval', () => {
@@ -63,19 +59,6 @@ describe('MCP tools that require approval', () => {
     );
   }
 
-  async function replyTo(sessionId: string, messageId: string): Promise<string> {
-    const ctx = t.app.systemCtx('test');
-    const reply = await eventually(
-      async () => {
-        const rows = await t.app.db.repo(ctx, Message).find({ where: { sessionId, role: 'ASSISTANT' as never }, order: { id: 'ASC' } });
-        const last = rows[rows.length - 1];
-        return last && last.replyToId === messageId && !(last.toolCalls as unknown[] | null)?.length ? last : undefined;
-      },
-      30_000,
-      'the reply',
-    );
-    return reply.content;
-  }
 
   /** How many model requests were made for the turn of `text`. */
   const requestsFor = (text: string) => model.chatRequests().filter((r) => JSON.stringify(r.body?.messages ?? []).includes(text)).length;
@@ -90,7 +73,7 @@ describe('MCP tools that require approval', () => {
     expect(requestsFor('echo with approval, please')).toBe(1);
     const decided = dataOf(await owner.http<{ decideToolApproval: Approval }, unknown>(DECIDE, { id: approval.id, decision: 'ALLOW_ONCE' })).decideToolApproval;
     expect(decided.status).toBe('ALLOWED_ONCE');
-    expect(await replyTo(sent.sessionId, sent.messageId!)).toBe('The tool said: Echo: allowed-marker');
+    expect(await finalReply(t, sent)).toBe('The tool said: Echo: allowed-marker');
   });
 
   it('DENY: the server is never called and the model is told the call was refused', async () => {
@@ -98,7 +81,7 @@ describe('MCP tools that require approval', () => {
     const sent = await send(owner, 'echo something I will refuse');
     const approval = await pendingFor('denied-marker');
     dataOf(await owner.http(DECIDE, { id: approval.id, decision: 'DENY' }));
-    const reply = await replyTo(sent.sessionId, sent.messageId!);
+    const reply = await finalReply(t, sent);
     expect(reply.startsWith('Result: ')).toBe(true);
     expect(reply).not.toContain('Echo: denied-marker');
     expect(reply.toLowerCase()).toMatch(/denied|refused|not approved/);

@@ -1,23 +1,18 @@
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { Message } from '../../../server/modules/sessions';
 import { createUserWithToken, eventually, send } from '../../support/chat-helpers';
 import { FakeOpenAIServer, type RecordedRequest } from '../../support/fakes/fake-openai-server';
 import { dataOf, type GraphQLTestClient } from '../../support/graphql-client';
 import { everythingServer } from '../../support/mcp/everything';
 import { startTestApp, type TestApp } from '../../support/test-app';
+import { lastToolResult } from '../../support/model-requests';
+import { finalReply, turn } from '../../support/tool-turns';
 
 const MCP_SERVERS = /* GraphQL */ `query { mcpServers { name state lastError pid tools { name } } }`;
 const SECRET_KEY = 'muninn-secret-key-for-the-env-check-0123456789';
 
 type ServerRow = { name: string; state: string; lastError: string | null; pid: number | null; tools: Array<{ name: string }> };
-
-/** The text of the last tool message the model was shown. */
-function lastToolResult(req: RecordedRequest): string {
-  const tool = [...(req.body?.messages ?? [])].reverse().find((m) => m.role === 'tool');
-  return typeof tool?.content === 'string' ? tool.content : JSON.stringify(tool?.content ?? null);
-}
 
 describe('MCP faults during calls: killed mid-call, past the timeout, 5 MB, garbage on stdout, a changing tool list, the environment', () => {
   let t: TestApp;
@@ -45,6 +40,8 @@ describe('MCP faults during calls: killed mid-call, past the timeout, 5 MB, garb
           servers: {
             everything: everythingServer({ requires_approval: false, env: { VISIBLE_TO_SERVER: 'set-in-config' } }),
             faulty: { transport: 'stdio', command: process.execPath, args: [path.join(__dirname, '../../support/mcp/fault-server.mjs')], env: { FAULT_LOG: faultLog }, requires_approval: false, timeout_ms: 1500 },
+            // The same server with a call timeout that leaves time to move 5 MB over stdio on a busy machine.
+            bulky: { transport: 'stdio', command: process.execPath, args: [path.join(__dirname, '../../support/mcp/fault-server.mjs')], requires_approval: false, timeout_ms: 30_000 },
           },
         },
       },
@@ -63,24 +60,7 @@ describe('MCP faults during calls: killed mid-call, past the timeout, 5 MB, garb
     rmSync(dir, { recursive: true, force: true });
   });
 
-  /** Sends `text` and waits for the stored final reply. */
-  async function turn(client: GraphQLTestClient, text: string): Promise<string> {
-    return replyTo(await send(client, text), text);
-  }
 
-  async function replyTo(sent: { sessionId: string; messageId: string | null }, text: string): Promise<string> {
-    const ctx = t.app.systemCtx('test');
-    const reply = await eventually(
-      async () => {
-        const rows = await t.app.db.repo(ctx, Message).find({ where: { sessionId: sent.sessionId, role: 'ASSISTANT' as never }, order: { id: 'ASC' } });
-        const last = rows[rows.length - 1];
-        return last && last.replyToId === sent.messageId && !(last.toolCalls as unknown[] | null)?.length ? last : undefined;
-      },
-      30_000,
-      `the reply to "${text}"`,
-    );
-    return reply.content;
-  }
 
   async function servers(): Promise<ServerRow[]> {
     return dataOf(await owner.http<{ mcpServers: ServerRow[] }, unknown>(MCP_SERVERS, {})).mcpServers;
@@ -101,7 +81,7 @@ describe('MCP faults during calls: killed mid-call, past the timeout, 5 MB, garb
 
   it('a stdio server sees none of Muninn\'s secrets: only a minimal environment and its own env (get-env of server-everything)', async () => {
     callAndRepeat('e1', 'everything__get_env');
-    const reply = await turn(owner, 'print the env');
+    const reply = await turn(t, owner, 'print the env');
     const env = JSON.parse(reply.replace(/^result: /, '')) as Record<string, string>;
     expect(env.VISIBLE_TO_SERVER).toBe('set-in-config');
     expect(env.MUNINN_SECRET_KEY).toBeUndefined();
@@ -118,7 +98,7 @@ describe('MCP faults during calls: killed mid-call, past the timeout, 5 MB, garb
     const started = await eventually(() => /slow started (\d+)/.exec(log())?.[1], 20_000, 'the slow call to start');
     if (pidBefore) expect(Number(started)).toBe(pidBefore);
     process.kill(Number(started), 'SIGKILL');
-    const reply = await replyTo(sent, 'run slow');
+    const reply = await finalReply(t, sent, 'the reply to "run slow"');
     expect(reply).toMatch(/^result: The tool "faulty__slow" failed: the MCP server "faulty" is unavailable: the server stopped during the call/);
     const row = (await servers()).find((s) => s.name === 'faulty')!;
     expect(row.state).toBe('FAILED');
@@ -126,7 +106,7 @@ describe('MCP faults during calls: killed mid-call, past the timeout, 5 MB, garb
     // The next call starts a new process (after the short back-off).
     const again = await eventually(async () => {
       callAndRepeat(`k2-${Date.now()}`, 'faulty__echo', { text: 'back' });
-      const r = await turn(owner, 'echo again');
+      const r = await turn(t, owner, 'echo again');
       return r === 'result: echo:back' ? r : undefined;
     }, 15_000, 'the faulty server to answer again');
     expect(again).toBe('result: echo:back');
@@ -143,21 +123,21 @@ describe('MCP faults during calls: killed mid-call, past the timeout, 5 MB, garb
       return { toolCalls: [{ id: 'h2', name: 'everything__echo', arguments: { message: 'still here' } }] };
     };
     model.enqueue(route, route, route, route);
-    const hanging = turn(owner, 'hang please');
+    const hanging = turn(t, owner, 'hang please');
     await eventually(() => log().includes('hang started'), 20_000, 'the hang call to start');
     // Meanwhile another user's turn on another server goes through.
-    expect(await turn(other, 'echo while the other hangs')).toBe('result: Echo: still here');
+    expect(await turn(t, other, 'echo while the other hangs')).toBe('result: Echo: still here');
     const reply = await hanging;
     expect(reply).toMatch(/^result: The tool "faulty__hang" (did not finish within 1500 ms|failed: .*(timed out|1500))/i);
     await eventually(() => log().includes('hang cancelled'), 10_000, 'the server to get the cancellation');
     // The server itself goes on.
     callAndRepeat('h3', 'faulty__echo', { text: 'after hang' });
-    expect(await turn(owner, 'echo after hang')).toBe('result: echo:after hang');
+    expect(await turn(t, owner, 'echo after hang')).toBe('result: echo:after hang');
   });
 
   it('a 5 MB result is cut with a note before it reaches the model', async () => {
-    callAndRepeat('b1', 'faulty__huge');
-    const reply = await turn(owner, 'huge please');
+    callAndRepeat('b1', 'bulky__huge');
+    const reply = await turn(t, owner, 'huge please');
     expect(reply).toContain('[MCP result cut: 20000 of 5242880 characters shown]');
     const req = model.chatRequests().at(-1)!;
     expect(JSON.stringify(req.body).length).toBeLessThan(200_000);
@@ -165,7 +145,7 @@ describe('MCP faults during calls: killed mid-call, past the timeout, 5 MB, garb
 
   it('garbage on stdout: the call is still answered and the admin sees the protocol error in mcpServers', async () => {
     callAndRepeat('g1', 'faulty__garbage');
-    expect(await turn(owner, 'garbage please')).toBe('result: answered after garbage');
+    expect(await turn(t, owner, 'garbage please')).toBe('result: answered after garbage');
     const row = (await servers()).find((s) => s.name === 'faulty')!;
     expect(row.state).toBe('READY');
     expect(row.lastError).toMatch(/not MCP/);
@@ -174,10 +154,10 @@ describe('MCP faults during calls: killed mid-call, past the timeout, 5 MB, garb
   it('tools/list_changed: a tool the server adds is offered to the model at the next turn and can be called', async () => {
     expect((await servers()).find((s) => s.name === 'faulty')!.tools.map((x) => x.name)).not.toContain('faulty__late_tool');
     callAndRepeat('l1', 'faulty__add_tool');
-    expect(await turn(owner, 'add a tool')).toBe('result: added');
+    expect(await turn(t, owner, 'add a tool')).toBe('result: added');
     await eventually(async () => (await servers()).find((s) => s.name === 'faulty')!.tools.some((x) => x.name === 'faulty__late_tool'), 10_000, 'the new tool in mcpServers');
     callAndRepeat('l2', 'faulty__late_tool');
-    expect(await turn(owner, 'use the new tool')).toBe('result: late tool ran');
+    expect(await turn(t, owner, 'use the new tool')).toBe('result: late tool ran');
     const offered = (model.chatRequests().at(-2)!.body!.tools ?? []).map((x) => x.function.name);
     expect(offered).toContain('faulty__late_tool');
   });

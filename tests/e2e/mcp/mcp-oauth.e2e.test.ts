@@ -1,18 +1,14 @@
 import { McpCredential } from '../../../server/modules/mcp';
-import { Message } from '../../../server/modules/sessions';
-import { createUserWithToken, eventually, send } from '../../support/chat-helpers';
+import { createUserWithToken } from '../../support/chat-helpers';
 import { FakeOAuthServer } from '../../support/fakes/fake-oauth-server';
-import { FakeOpenAIServer, type RecordedRequest } from '../../support/fakes/fake-openai-server';
+import { FakeOpenAIServer } from '../../support/fakes/fake-openai-server';
 import { dataOf, type GraphQLTestClient } from '../../support/graphql-client';
 import { TestMcpHttpServer } from '../../support/mcp/test-mcp-http-server';
 import { startTestApp, type TestApp } from '../../support/test-app';
+import { lastToolResult } from '../../support/model-requests';
+import { turn } from '../../support/tool-turns';
 
 const START = /* GraphQL */ `mutation($server: String!) { startMcpOAuth(server: $server) }`;
-
-function lastToolResult(req: RecordedRequest): string {
-  const tool = [...(req.body?.messages ?? [])].reverse().find((m) => m.role === 'tool');
-  return typeof tool?.content === 'string' ? tool.content : JSON.stringify(tool?.content ?? null);
-}
 
 /** What a browser does with a sign-in link: the authorization server (consenting as `who`) sends it back to Muninn's callback. */
 async function signIn(link: string, who: string): Promise<{ status: number; html: string; callback: string }> {
@@ -62,16 +58,6 @@ describe('MCP OAuth: sign-in with PKCE and dynamic registration, tokens per user
     await model?.close();
   });
 
-  async function turn(client: GraphQLTestClient, text: string): Promise<string> {
-    const sent = await send(client, text);
-    const ctx = t.app.systemCtx('test');
-    const reply = await eventually(async () => {
-      const rows = await t.app.db.repo(ctx, Message).find({ where: { sessionId: sent.sessionId, role: 'ASSISTANT' as never }, order: { id: 'ASC' } });
-      const last = rows[rows.length - 1];
-      return last && last.replyToId === sent.messageId && !(last.toolCalls as unknown[] | null)?.length ? last : undefined;
-    }, 30_000, `the reply to "${text}"`);
-    return reply.content;
-  }
 
   function whoami(id: string): void {
     model.enqueue({ toolCalls: [{ id, name: 'cal__whoami', arguments: {} }] }, (req) => ({ text: `result: ${lastToolResult(req)}` }));
@@ -101,22 +87,22 @@ describe('MCP OAuth: sign-in with PKCE and dynamic registration, tokens per user
     expect(t.logs.lines.join('\n')).not.toContain(issued.access);
 
     whoami('w1');
-    expect(await turn(ann, 'who am I there?')).toBe(`result: token=${issued.access}`);
+    expect(await turn(t, ann, 'who am I there?')).toBe(`result: token=${issued.access}`);
     expect(callSubjects()).toEqual(['ann']);
   });
 
   it('Ben, not signed in, gets a tool error with his own sign-in link in the chat; after signing in his calls carry only his token', async () => {
     whoami('w2');
-    const reply = await turn(ben, 'who am I there?');
+    const reply = await turn(t, ben, 'who am I there?');
     expect(reply).toMatch(/^result: The tool "cal__whoami" cannot run yet: You are not signed in to the MCP server "cal"\. Open this link to sign in, then ask again: http/);
     const link = /(http:\/\/\S+)/.exec(reply)![1]!;
     expect(new URL(link).origin).toBe(as.issuer);
     expect((await signIn(link, 'ben')).status).toBe(200);
     whoami('w3');
     const benToken = as.tokens.find((x) => x.subject === 'ben')!.access;
-    expect(await turn(ben, 'and now?')).toBe(`result: token=${benToken}`);
+    expect(await turn(t, ben, 'and now?')).toBe(`result: token=${benToken}`);
     whoami('w4');
-    await turn(ann, 'me again');
+    await turn(t, ann, 'me again');
     expect(callSubjects()).toEqual(['ann', 'ben', 'ann']);
     // Ann's calls never carried Ben's token and the other way round.
     for (const c of remote.calls) {
@@ -129,7 +115,7 @@ describe('MCP OAuth: sign-in with PKCE and dynamic registration, tokens per user
     as.expireAccessTokens();
     const before = as.tokenRequests.length;
     whoami('w5');
-    const reply = await turn(ann, 'after expiry');
+    const reply = await turn(t, ann, 'after expiry');
     const fresh = as.tokens.filter((x) => x.subject === 'ann' && !x.revoked);
     expect(fresh).toHaveLength(1);
     expect(reply).toBe(`result: token=${fresh[0]!.access}`);

@@ -1,21 +1,16 @@
 import { AuditEntry } from '../../../server/modules/audit';
-import { Message } from '../../../server/modules/sessions';
-import { createUserWithToken, eventually, send } from '../../support/chat-helpers';
-import { FakeOpenAIServer, type RecordedRequest } from '../../support/fakes/fake-openai-server';
+import { createUserWithToken } from '../../support/chat-helpers';
+import { FakeOpenAIServer } from '../../support/fakes/fake-openai-server';
 import { dataOf, type GraphQLTestClient } from '../../support/graphql-client';
 import { everythingServer } from '../../support/mcp/everything';
 import { TestMcpHttpServer } from '../../support/mcp/test-mcp-http-server';
 import { startTestApp, type TestApp } from '../../support/test-app';
+import { lastToolResult } from '../../support/model-requests';
+import { turn } from '../../support/tool-turns';
 
 const MCP_SERVERS = /* GraphQL */ `
   query { mcpServers { name transport source state lastError tools { name serverTool minTrust requiresApproval } } }
 `;
-
-/** The text of the last tool message the model was shown. */
-function lastToolResult(req: RecordedRequest): string {
-  const tool = [...(req.body?.messages ?? [])].reverse().find((m) => m.role === 'tool');
-  return typeof tool?.content === 'string' ? tool.content : JSON.stringify(tool?.content ?? null);
-}
 
 describe('MCP tools in a turn (server-everything over stdio, an SDK server over streamable HTTP)', () => {
   let t: TestApp;
@@ -46,25 +41,10 @@ describe('MCP tools in a turn (server-everything over stdio, an SDK server over 
     await model.close();
   });
 
-  /** Sends `text` and waits for the stored reply. */
-  async function turn(client: GraphQLTestClient, text: string): Promise<string> {
-    const sent = await send(client, text);
-    const ctx = t.app.systemCtx('test');
-    const reply = await eventually(
-      async () => {
-        const rows = await t.app.db.repo(ctx, Message).find({ where: { sessionId: sent.sessionId, role: 'ASSISTANT' as never }, order: { id: 'ASC' } });
-        const last = rows[rows.length - 1];
-        return last && last.replyToId === sent.messageId && !(last.toolCalls as unknown[] | null)?.length ? last : undefined;
-      },
-      30_000,
-      `the reply to "${text}"`,
-    );
-    return reply.content;
-  }
 
   it('offers <server>__<tool> to the model; a call of everything__echo reaches the server and its answer reaches the model and the user', async () => {
     model.enqueue({ toolCalls: [{ id: 'c1', name: 'everything__echo', arguments: { message: 'hello from the model' } }] }, (req) => ({ text: `The tool said: ${lastToolResult(req)}` }));
-    const reply = await turn(owner, 'Please echo something');
+    const reply = await turn(t, owner, 'Please echo something');
     expect(reply).toBe('The tool said: Echo: hello from the model');
     const first = model.chatRequests().at(-2)!;
     const names = (first.body!.tools ?? []).map((tool) => tool.function.name);
@@ -86,7 +66,7 @@ describe('MCP tools in a turn (server-everything over stdio, an SDK server over 
         return { text: tools.join(' | ') };
       },
     );
-    const reply = await turn(owner, 'Add and multiply');
+    const reply = await turn(t, owner, 'Add and multiply');
     expect(reply).toBe('The sum of 19 and 23 is 42. | product=42');
     expect(remote.calls.at(-1)).toMatchObject({ tool: 'multiply', args: { a: 6, b: 7 } });
   });
@@ -96,7 +76,7 @@ describe('MCP tools in a turn (server-everything over stdio, an SDK server over 
       { toolCalls: [{ id: 'c4', name: 'everything__get_tiny_image', arguments: {} }, { id: 'c5', name: 'everything__trigger_long_running_operation', arguments: { duration: 1, steps: 2 } }] },
       (req) => ({ text: (req.body?.messages ?? []).filter((m) => m.role === 'tool').slice(-2).map((m) => String(m.content)).join('\n---\n') }),
     );
-    const reply = await turn(owner, 'Show the image and run the long task');
+    const reply = await turn(t, owner, 'Show the image and run the long task');
     expect(reply).toMatch(/\[an image \(image\/png, \d+ KB\) was returned; this model cannot see images\]/);
     expect(reply).toMatch(/Long running operation completed/i);
   });
@@ -115,7 +95,7 @@ describe('MCP tools in a turn (server-everything over stdio, an SDK server over 
     const member = await createUserWithToken(owner, 'Mia Member', 'MEMBER');
     const client = t.client(member.token);
     model.enqueue({ toolCalls: [{ id: 'c6', name: 'everything__echo', arguments: { message: 'sneaky' } }] }, (req) => ({ text: `got: ${lastToolResult(req)}` }));
-    const reply = await turn(client, 'echo please');
+    const reply = await turn(t, client, 'echo please');
     expect(reply).toBe('got: Refused: the tool "everything__echo" needs TRUSTED trust; the sender is MEMBER.');
     const shown = (model.chatRequests().at(-2)!.body!.tools ?? []).map((x) => x.function.name);
     expect(shown.some((n) => n.startsWith('everything__') || n.startsWith('remote__'))).toBe(false);

@@ -9,12 +9,7 @@ export function preciseNow(): number {
   return performance.timeOrigin + performance.now();
 }
 
-/** Text of the last user message the model was shown. */
-export function lastUserText(req: RecordedRequest): string {
-  const users = (req.body?.messages ?? []).filter((m) => m.role === 'user');
-  const content = users[users.length - 1]?.content;
-  return typeof content === 'string' ? content : JSON.stringify(content ?? '');
-}
+export { lastUserText } from '../../support/model-requests';
 
 /** Tool results the model was given in this request, by tool call id. */
 export function toolResults(req: RecordedRequest): Map<string, string> {

@@ -4,15 +4,12 @@
  * MEMBER cannot run http_request and a TRUSTED user can (it runs and meets the address policy instead).
  */
 import { FakeReplies, type RecordedRequest } from '../../support/fakes/fake-openai-server';
+import { lastUserText } from '../../support/model-requests';
 import { startTelegramKit, type TelegramKit } from './telegram-kit';
 
 const GROUP = -1009876;
 let k: TelegramKit;
 
-function lastUserText(req: RecordedRequest): string {
-  const content = (req.body?.messages ?? []).filter((m) => m.role === 'user').at(-1)?.content;
-  return typeof content === 'string' ? content : JSON.stringify(content ?? '');
-}
 const offered = (req: RecordedRequest) => (req.body?.tools ?? []).map((t) => t.function.name).sort();
 const toolResult = (req: RecordedRequest) => (req.body?.messages ?? []).find((m) => m.role === 'tool')?.content as string | undefined;
 const requestsFor = (text: string) => k.model.chatRequests().filter((r) => lastUserText(r).endsWith(text));

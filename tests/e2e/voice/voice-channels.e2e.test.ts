@@ -5,12 +5,8 @@
  * ffprobe and answers a known transcript, which the fake model receives marked as a voice note; the reply
  * goes back as a Telegram voice message (sendVoice with a valid OGG/Opus file) or a WhatsApp voice note.
  */
-import { mkdtempSync, rmSync } from 'node:fs';
-import os from 'node:os';
-import path from 'node:path';
+import { rmSync } from 'node:fs';
 import type { WAMessage } from '@whiskeysockets/baileys';
-import { WhatsAppTransport } from '../../../server/channels/whatsapp';
-import { TrustLevel } from '../../../server/common/trust';
 import { Message } from '../../../server/modules/sessions';
 import { UsageRecord } from '../../../server/modules/usage';
 import { eventually } from '../../support/chat-helpers';
@@ -18,6 +14,7 @@ import { FakeAudioServer } from '../../support/fakes/fake-audio-server';
 import { FakeOpenAIServer } from '../../support/fakes/fake-openai-server';
 import { FakeTelegramServer } from '../../support/fakes/fake-telegram-server';
 import { fakeSocketFactory } from '../../support/fakes/fake-whatsapp-socket';
+import { channelMember, startMediaChannels } from '../../support/media-channels';
 import { startTestApp, type TestApp } from '../../support/test-app';
 import { probeAudio, voiceNote } from '../../support/voice-audio';
 import { newBotToken } from '../telegram/telegram-kit';
@@ -48,15 +45,7 @@ beforeAll(async () => {
       voice: { text_over_chars: 300 },
     },
   });
-  authDir = mkdtempSync(path.join(os.tmpdir(), 'muninn-voice-wa-'));
-  const chat = t.app.chat!;
-  chat.channels.register(
-    new WhatsAppTransport({ authDir, logger: t.app.logger, makeSocket: wa.make, reconnectBaseMs: 100, printQr: () => undefined, perChatPerSecond: 50, perMinute: 1000, downloadMedia: async (m) => waMedia.get(m.key.id!)! }),
-  );
-  await t.app.startWorkers();
-  await t.app.startChannels();
-  await eventually(() => chat.channels.get('whatsapp')!.status().state === 'CONNECTED', 15_000, 'whatsapp connected');
-  await eventually(() => chat.channels.get('telegram')!.status().state === 'POLLING', 15_000, 'telegram polling');
+  authDir = await startMediaChannels(t, wa, waMedia, 'muninn-voice-wa-');
 }, 60_000);
 
 afterAll(async () => {
@@ -64,13 +53,6 @@ afterAll(async () => {
   await Promise.all([tg?.close(), model?.close(), audio?.close()]);
   rmSync(authDir, { recursive: true, force: true });
 });
-
-async function member(channel: string, handle: string): Promise<string> {
-  const ctx = t.app.systemCtx('test');
-  const user = await t.app.services.users.create(ctx, { displayName: `${channel} ${handle}`, trust: TrustLevel.MEMBER });
-  await t.app.services.users.linkIdentity(ctx, user.id, channel, handle);
-  return user.id;
-}
 
 /** The user message of the model request whose prompt contains `marker`. */
 function modelSawText(marker: string): string | undefined {
@@ -82,7 +64,7 @@ function modelSawText(marker: string): string | undefined {
 
 describe('Telegram voice messages', () => {
   it('transcribes a voice note, hands the transcript to the model as a voice note, and answers with a voice message', async () => {
-    const userId = await member('telegram', '7001');
+    const userId = await channelMember(t, 'telegram', '7001');
     audio.transcriptReplies.push({ text: TRANSCRIPT });
     const speechBefore = audio.speeches.length;
     tg.pushVoice({ chatId: 7001, from: 7001, audio: note, duration: 4 });
@@ -127,7 +109,7 @@ describe('Telegram voice messages', () => {
   }, 40_000);
 
   it('answers a typed message with text only (voice.reply: when_voice)', async () => {
-    await member('telegram', '7002');
+    await channelMember(t, 'telegram', '7002');
     tg.pushMessage({ chatId: 7002, from: 7002, text: 'typed hello' });
     const [reply] = await tg.waitForSent(7002, 1, 15_000);
     expect(reply!.text).toContain('typed hello');
@@ -139,7 +121,7 @@ describe('Telegram voice messages', () => {
   }, 40_000);
 
   it('/voice on speaks answers to typed text; /voice off answers voice notes in text', async () => {
-    await member('telegram', '7003');
+    await channelMember(t, 'telegram', '7003');
     tg.pushMessage({ chatId: 7003, from: 7003, text: '/voice on' });
     await tg.waitFor(() => tg.sentTo(7003).some((m) => m.text.includes('every message with a voice message')), 'the /voice on answer');
     tg.pushMessage({ chatId: 7003, from: 7003, text: 'speak to me' });
@@ -155,7 +137,7 @@ describe('Telegram voice messages', () => {
   }, 60_000);
 
   it('sends a long reply as voice and as text, and converts a non-OGG speech answer with ffmpeg', async () => {
-    await member('telegram', '7004');
+    await channelMember(t, 'telegram', '7004');
     const long = `Here is the long answer. ${'The plants need water every morning before the sun is high. '.repeat(8)}`;
     model.enqueue({ text: long });
     audio.speechReplies.push({ format: 'mp3' }); // a server that ignores response_format
@@ -172,7 +154,7 @@ describe('WhatsApp voice notes', () => {
   const jid = '491700000777@s.whatsapp.net';
 
   it('transcribes a voice note and answers with a voice note (OGG/Opus, ptt)', async () => {
-    await member('whatsapp', jid);
+    await channelMember(t, 'whatsapp', jid);
     const id = '3EB0VOICE0000000000001';
     const uploadsBefore = audio.transcriptions.length;
     waMedia.set(id, note);

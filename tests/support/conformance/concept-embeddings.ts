@@ -24,6 +24,8 @@ export class ConceptEmbeddings implements EmbeddingSource {
   calls = 0;
   texts = 0;
   failing = false;
+  /** Awaited inside each call before it answers (to change the index while an embedding is under way). */
+  meanwhile: (() => Promise<void>) | null = null;
 
   constructor(
     readonly dims = 32,
@@ -36,6 +38,7 @@ export class ConceptEmbeddings implements EmbeddingSource {
     this.calls++;
     this.texts += texts.length;
     if (this.failing) throw new Error('embeddings endpoint is down (test)');
+    await this.meanwhile?.();
     return texts.map((t) => this.vector(t));
   }
 
