@@ -64,7 +64,7 @@ async function main(argv: string[]): Promise<void> {
     config: modelConfig(model),
     redisUrl: `redis://127.0.0.1:${port}`,
     preload: [path.join(__dirname, 'support/sql-counter.js')],
-    env: { MUNINN_SQL_COUNT_FILE: countFile },
+    env: { MUNINN_SQL_COUNT_FILE: countFile, ...(process.env.MUNINN_SQL_COUNT_STACKS ? { MUNINN_SQL_COUNT_STACKS: '1' } : {}) },
     cpuProfDir: profDir,
   });
   const http = new HttpClient(server.url, 4);
@@ -88,6 +88,7 @@ async function main(argv: string[]): Promise<void> {
     const timedUntil = now() - server.spawnedAt;
     await sleep(500);
     monitor.end();
+    if (process.env.BENCH_MONITOR_DUMP) (await import('node:fs')).writeFileSync(process.env.BENCH_MONITOR_DUMP, monitored);
     const sql = new Map<string, number>();
     for (const [k, v] of readCounts(countFile)) if (v - (sqlBefore.get(k) ?? 0) > 0) sql.set(k, v - (sqlBefore.get(k) ?? 0));
     const sqlTotal = [...sql.values()].reduce((a, b) => a + b, 0);

@@ -1,6 +1,6 @@
 import type { SerializedCtx } from '../server/common/ctx';
 import type { HousekeepingResult } from '../server/modules/maintenance';
-import type { ChatResult, ModelCallInput } from '../server/modules/models';
+import type { ChatResult, ModelCallInput, WireModelError } from '../server/modules/models';
 import type { SkillSyncReport } from '../server/modules/skills';
 import type { ExportResult } from '../server/modules/userdata';
 import type { SpeakJob, TranscribeJob, TranscribeOutcome } from '../server/modules/voice';
@@ -28,8 +28,12 @@ export const QUEUES = {
 export interface JobMap {
   'turn.drain': { data: { ctx: SerializedCtx; sessionId: string; messageId: string }; result: { turns: number } };
   'model.call': {
-    /** `rateLimited`: how often the provider answered 429 to this call so far. */
-    data: { ctx: SerializedCtx; input: ModelCallInput; provider: string; model: string; rateLimited?: number };
+    /**
+     * `rateLimited`: how often the provider answered 429 to this call so far. `failed`: a direct call's
+     * final failure, kept as a failed job for the queue view (its first run fails with it at once; a retry
+     * of the job runs the call).
+     */
+    data: { ctx: SerializedCtx; input: ModelCallInput; provider: string; model: string; rateLimited?: number; failed?: WireModelError };
     result: ChatResult;
   };
   'outbound.deliver': {

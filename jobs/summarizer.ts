@@ -1,6 +1,7 @@
 import type { Worker } from 'bullmq';
 import { Ctx } from '../server/common/ctx';
 import type { ExchangeRef, SummarizerService, SummaryJobs } from '../server/modules/summarizer';
+import { luaScript } from '../server/redis/lua-script';
 import { makeQueue, makeWorker, type QueueEnv } from './bull';
 import { QUEUES, type JobData } from './queues';
 
@@ -14,6 +15,15 @@ type Pending = Omit<ExchangeRef, 'sessionId'>;
 function pendingKey(env: QueueEnv, sessionId: string): string {
   return `${env.prefix}:summarizer:pending:${sessionId}`;
 }
+
+/** Appends an exchange (ARGV[1]) to the waiting list KEYS[1], renews its time-to-live (ARGV[2] s), returns the length: one round trip. */
+const ADD_PENDING = luaScript(
+  'summarizer_add_pending',
+  1,
+  `local n = redis.call('RPUSH', KEYS[1], ARGV[1])
+redis.call('EXPIRE', KEYS[1], ARGV[2])
+return n`,
+);
 
 const JOB_OPTIONS = {
   attempts: 3,
@@ -32,12 +42,7 @@ export function summaryJobs(env: QueueEnv): SummaryJobs & { close(): Promise<voi
   return {
     addPending: async (_ctx, { sessionId, userMessageIds, replyMessageId }) => {
       const key = pendingKey(env, sessionId);
-      const [[, waiting]] = (await env.redis
-        .multi()
-        .rpush(key, JSON.stringify({ userMessageIds, replyMessageId }))
-        .expire(key, PENDING_TTL_S)
-        .exec()) as [[unknown, number]];
-      return waiting;
+      return (await ADD_PENDING(env.redis, [key], [JSON.stringify({ userMessageIds, replyMessageId }), PENDING_TTL_S])) as number;
     },
     schedule: async (ctx, sessionId, delayMs) => {
       const data: JobData<'summarizer.exchange'> = { ctx: ctx.serialize(), sessionId };

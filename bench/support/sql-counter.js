@@ -6,8 +6,18 @@ const fs = require('node:fs');
 const Database = require('better-sqlite3');
 
 const counts = new Map();
+// With $MUNINN_SQL_COUNT_STACKS set, each statement is keyed with the first frames of project code that ran it.
+const stacks = Boolean(process.env.MUNINN_SQL_COUNT_STACKS);
+Error.stackTraceLimit = stacks ? 40 : Error.stackTraceLimit;
+const caller = () =>
+  (new Error().stack ?? '')
+    .split('\n')
+    .filter((l) => /\/(server|jobs)\//.test(l) && !l.includes('node_modules'))
+    .slice(0, 4)
+    .map((l) => l.trim().replace(/^at /, '').replace(/\(.*\/(server|jobs)\//, '($1/'))
+    .join(' < ');
 const count = (sql) => {
-  const key = String(sql).replace(/\s+/g, ' ').replace(/\d+/g, 'N').slice(0, 240);
+  const key = String(sql).replace(/\s+/g, ' ').replace(/\d+/g, 'N').slice(0, stacks ? 60 : 240) + (stacks ? ` @ ${caller()}` : '');
   counts.set(key, (counts.get(key) ?? 0) + 1);
 };
 const probe = new Database(':memory:');

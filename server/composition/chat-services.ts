@@ -213,7 +213,8 @@ export async function buildChatServices(deps: ChatDeps): Promise<ChatServices> {
   const locks = new RedisSessionLocks(main, prefix, q.turn_lock_ms, liveness);
   const turnQueue = turnJobs(queueEnv);
   const turnControl = new TurnControl(turnQueue, new RedisTurnAborts(main, () => redis.create('turn-abort-sub'), prefix, logger), locks);
-  const modelQueues = new ModelCallQueues(queueEnv, router, config.ai.max_retries, liveness);
+  const marks = new RedisInteractiveMarks(main, prefix, config.ai.background_grace_ms);
+  const modelQueues = new ModelCallQueues(queueEnv, router, config.ai.max_retries, marks, liveness);
   await modelQueues.init();
   const modelLog = logger.child({ module: 'model-calls' });
   const channels = new ChannelRegistry(logger.child({ module: 'channels' }));
@@ -249,7 +250,7 @@ export async function buildChatServices(deps: ChatDeps): Promise<ChatServices> {
     {
       jobs: modelQueues,
       executor: meteredExecutor(loggedExecutor(new ModelCallExecutor(liveReplies), callLog), metrics),
-      marks: new RedisInteractiveMarks(main, prefix, config.ai.background_grace_ms),
+      marks,
       budgets,
     },
     { backgroundGraceMs: config.ai.background_grace_ms, onFallback: (from, err) => modelLog.warn({ from, err }, 'model call failed; trying the fallback') },

@@ -9,7 +9,13 @@ export class RedisInteractiveMarks implements InteractiveMarks {
     private readonly graceMs: number,
   ) {}
 
-  private key(provider: string): string {
+  /** How long a mark lives. */
+  get ttlMs(): number {
+    return Math.max(this.graceMs * 2, 1000);
+  }
+
+  /** The key of a provider's mark (the direct model-call slots set it in the same script that takes a slot). */
+  key(provider: string): string {
     return `${this.prefix}:model:last-interactive:${provider}`;
   }
 
@@ -18,6 +24,6 @@ export class RedisInteractiveMarks implements InteractiveMarks {
   }
 
   async mark(provider: string, at: number): Promise<void> {
-    await this.redis.set(this.key(provider), String(at), 'PX', Math.max(this.graceMs * 2, 1000));
+    await this.redis.set(this.key(provider), String(at), 'PX', this.ttlMs);
   }
 }

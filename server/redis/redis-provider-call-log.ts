@@ -1,11 +1,22 @@
 import type { Redis } from 'ioredis';
 import type { Logger } from '../common/logger';
 import type { ProviderCallEntry, ProviderCallLog } from '../modules/models';
+import { luaScript } from './lua-script';
 
 /** How many calls per provider are kept (the health view's window). */
 const KEEP = 100;
 /** A provider nobody called for a week starts from a clean slate. */
 const TTL_SECONDS = 7 * 86_400;
+
+/** Pushes an entry (ARGV[1]) onto the capped list KEYS[1] (ARGV[2] kept) and renews its time-to-live (ARGV[3] s): one round trip. */
+const RECORD = luaScript(
+  'provider_call_record',
+  1,
+  `redis.call('LPUSH', KEYS[1], ARGV[1])
+redis.call('LTRIM', KEYS[1], 0, tonumber(ARGV[2]) - 1)
+redis.call('EXPIRE', KEYS[1], ARGV[3])
+return 1`,
+);
 
 /** The last calls of each provider in one capped Redis list per provider, shared by every process. */
 export class RedisProviderCallLog implements ProviderCallLog {
@@ -22,7 +33,7 @@ export class RedisProviderCallLog implements ProviderCallLog {
   async record(provider: string, entry: ProviderCallEntry): Promise<void> {
     const key = this.key(provider);
     try {
-      await this.redis.multi().lpush(key, JSON.stringify(entry)).ltrim(key, 0, KEEP - 1).expire(key, TTL_SECONDS).exec();
+      await RECORD(this.redis, [key], [JSON.stringify(entry), KEEP, TTL_SECONDS]);
     } catch (err) {
       // Only the health view loses a data point; the call itself went through.
       this.logger.debug({ err, provider }, 'could not record a model call for the health view');

@@ -3,7 +3,7 @@ import { ConflictError, ForbiddenError, ServiceUnavailableError, UserInputError 
 import type { InboundImage } from '../../modules/conversation';
 import type { InboundVoice } from '../../modules/voice';
 import { SessionStatus, type SessionService } from '../../modules/sessions';
-import type { UserService } from '../../modules/users';
+import type { User, UserService } from '../../modules/users';
 import type { InboundPipeline } from '../inbound-pipeline';
 import { ChatClient } from './session-stream-transport';
 
@@ -44,7 +44,8 @@ export class WebChannel {
     private readonly budget: (ctx: Ctx, userId: string) => Promise<void> = async () => undefined,
   ) {}
 
-  async send(ctx: Ctx, input: WebSendInput, channel: ChatClient = ChatClient.WEB): Promise<WebSendResult> {
+  /** `viewer`: the acting user as this request's token check just read them (spares reading them again). */
+  async send(ctx: Ctx, input: WebSendInput, channel: ChatClient = ChatClient.WEB, viewer?: User): Promise<WebSendResult> {
     const userId = ctx.userId;
     if (!userId) throw new ForbiddenError('Only users can chat.');
     if (!this.enabled(channel)) throw new ForbiddenError(`The ${channel} channel is disabled on this server (channels.${channel}.enabled).`);
@@ -55,7 +56,7 @@ export class WebChannel {
     // The queue check (a Redis round trip) overlaps the reads below, which store nothing; it is still
     // answered before anything is stored, and before any error of those reads.
     const checking = this.unavailable();
-    const reading = Promise.all([this.users.get(ctx, userId), input.sessionId ? this.sessions.getVisible(ctx, input.sessionId) : null]);
+    const reading = Promise.all([viewer?.id === userId ? viewer : this.users.get(ctx, userId), input.sessionId ? this.sessions.getVisible(ctx, input.sessionId) : null]);
     reading.catch(() => undefined);
     const down = await checking;
     if (down) {

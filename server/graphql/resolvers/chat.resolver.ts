@@ -119,8 +119,8 @@ export class ChatResolver {
 
   @Authorized(TrustLevel.MEMBER)
   @Mutation(() => Turn)
-  sendMessage(@Arg('input') input: SendMessageInput, @GqlCtx() { ctx }: GraphQLContext): Promise<Turn> {
-    return this.web.send(ctx, input, input.channel ?? ChatClient.WEB);
+  sendMessage(@Arg('input') input: SendMessageInput, @GqlCtx() { ctx, viewer }: GraphQLContext): Promise<Turn> {
+    return this.web.send(ctx, input, input.channel ?? ChatClient.WEB, viewer);
   }
 
   @Authorized(TrustLevel.MEMBER)

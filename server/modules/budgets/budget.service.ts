@@ -232,12 +232,20 @@ export class BudgetService implements BudgetGuard {
   }
 
   private async limitsFor(ctx: Ctx, userId: string): Promise<Limits> {
-    const [user, own] = await Promise.all([
-      this.deps.db.repo(ctx, User).findOne({ select: { id: true, trust: true }, where: { id: userId } }),
-      this.deps.db.repo(ctx, UserBudget).findOneBy({ userId }),
-    ]);
-    const trust = user?.trust ?? TrustLevel.GUEST;
-    if (own) return { trust, dailyUsd: own.dailyUsd, monthlyUsd: own.monthlyUsd, custom: true };
+    // One statement: the user's trust and their own budget row, when they have one.
+    const row = await this.deps.db
+      .repo(ctx, User)
+      .createQueryBuilder('u')
+      .leftJoin(UserBudget, 'b', 'b.userId = u.id')
+      .select('u.trust', 'trust')
+      .addSelect('b.id', 'budgetId')
+      .addSelect('b.dailyUsd', 'dailyUsd')
+      .addSelect('b.monthlyUsd', 'monthlyUsd')
+      .where('u.id = :userId', { userId })
+      .getRawOne<{ trust: TrustLevel; budgetId: string | null; dailyUsd: number | string | null; monthlyUsd: number | string | null }>();
+    const trust = row?.trust ?? TrustLevel.GUEST;
+    const usd = (v: number | string | null) => (v === null ? null : Number(v));
+    if (row?.budgetId) return { trust, dailyUsd: usd(row.dailyUsd), monthlyUsd: usd(row.monthlyUsd), custom: true };
     const byTrust = this.options.config().defaults[trust];
     return { trust, dailyUsd: byTrust?.daily_usd ?? null, monthlyUsd: byTrust?.monthly_usd ?? null, custom: false };
   }

@@ -148,9 +148,12 @@ export class ModelCallService implements ModelCaller {
     return at > Date.now() ? at : null;
   }
 
-  /** Runs one job on its route; interactive calls mark the provider busy before and after. */
-  async execute(job: ModelCallJob, signal?: AbortSignal): Promise<ChatResult> {
-    const interactive = job.input.priority === 'interactive';
+  /**
+   * Runs one job on its route; interactive calls mark the provider busy before and after (`marked`: the
+   * caller does that itself, in the same round trips as it takes and frees the provider's slot).
+   */
+  async execute(job: ModelCallJob, signal?: AbortSignal, marked = false): Promise<ChatResult> {
+    const interactive = job.input.priority === 'interactive' && !marked;
     if (interactive) await this.deps.marks.mark(job.provider, Date.now());
     try {
       return await this.deps.executor.execute(this.routeOf(job), job.input, signal);

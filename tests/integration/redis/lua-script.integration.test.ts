@@ -1,44 +1,15 @@
-import { spawn, type ChildProcess } from 'node:child_process';
-import net from 'node:net';
 import { Redis } from 'ioredis';
 import { luaScript } from '../../../server/redis/lua-script';
-
-/** A private redis-server: the test flushes its script cache, which must not touch other tests' Redis. */
-async function startRedis(): Promise<{ url: string; proc: ChildProcess }> {
-  const port = await new Promise<number>((resolve) => {
-    const s = net.createServer().listen(0, '127.0.0.1', () => {
-      const p = (s.address() as net.AddressInfo).port;
-      s.close(() => resolve(p));
-    });
-  });
-  const proc = spawn(
-    'redis-server',
-    ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'],
-    { stdio: 'ignore' },
-  );
-  // Ready once it accepts connections.
-  for (let i = 0; i < 100; i++) {
-    const ok = await new Promise<boolean>((resolve) => {
-      const c = net.connect(port, '127.0.0.1', () => {
-        c.end();
-        resolve(true);
-      });
-      c.on('error', () => resolve(false));
-    });
-    if (ok) break;
-    await new Promise((r) => setTimeout(r, 50));
-  }
-  return { url: `redis://127.0.0.1:${port}`, proc };
-}
+import { startPrivateRedis, type PrivateRedis } from '../../support/private-redis';
 
 describe('luaScript', () => {
-  let server: { url: string; proc: ChildProcess };
+  let server: PrivateRedis;
   let redis: Redis;
   let monitor: Redis;
   const commands: string[] = [];
 
   beforeAll(async () => {
-    server = await startRedis();
+    server = await startPrivateRedis();
     redis = new Redis(server.url);
     // monitor() opens a connection of its own in MONITOR mode.
     monitor = await redis.monitor();
@@ -50,9 +21,7 @@ describe('luaScript', () => {
       monitor.disconnect();
     });
     await redis.quit();
-    const exited = new Promise((r) => server.proc.once('exit', r));
-    server.proc.kill();
-    await exited;
+    await server.stop();
   });
 
   const incrBy = luaScript('test_incr_by', 1, `return redis.call('INCRBY', KEYS[1], ARGV[1])`);
