@@ -71,10 +71,20 @@ export class ModelCallQueues implements ModelCallJobs {
       removeOnComplete: { age: 3600, count: 1000 },
       removeOnFail: { age: 86400, count: 1000 },
     });
-    const onAbort = () => void added.remove().catch(() => this.env.redis.publish(this.cancelChannel, added.id!));
+    // Stopped: a call still queued (or delayed, e.g. a background call waiting out its grace) is removed
+    // and the wait ends at once (a removed job never finishes); a running one is cancelled where it runs.
+    let removed: (err: Error) => void = () => undefined;
+    const gone = new Promise<never>((_, reject) => (removed = reject));
+    gone.catch(() => undefined);
+    const onAbort = () =>
+      void added.remove().then(
+        () => removed(new ModelAbortError('the turn was stopped')),
+        () => this.env.redis.publish(this.cancelChannel, added.id!),
+      );
     signal?.addEventListener('abort', onAbort, { once: true });
+    if (signal?.aborted) onAbort();
     try {
-      return (await added.waitUntilFinished(entry.events)) as ChatResult;
+      return (await Promise.race([added.waitUntilFinished(entry.events), gone])) as ChatResult;
     } catch (err) {
       if (signal?.aborted) throw new ModelAbortError('the turn was stopped');
       const message = (err as Error).message;

@@ -53,7 +53,9 @@ export async function startChatWorkers(chat: ChatServices, deps: WorkerDeps): Pr
   const housekeeping = await startMaintenanceWorker(env, chat.housekeeping);
   stack.add('maintenance worker', () => housekeeping.close());
   const summarizer = await startSummarizerWorker(env, chat.summarizer, SUMMARIZER_CONCURRENCY);
-  stack.add('summarizer worker', () => summarizer.close());
+  // A summary under way is handed back (its model call may wait out the background grace): the job is
+  // retried by the next worker, and the waiting exchanges stay listed until a summary of them is stored.
+  stack.add('summarizer worker', () => (summarizer.cancelAllJobs('shutdown'), summarizer.close()));
   await chat.beats.syncAtStart(Ctx.system(logger, 'beats'));
   const heartbeat = await startHeartbeatWorker(env, chat.beats.runner, config.beats.concurrency);
   stack.add('heartbeat worker', () => heartbeat.close());

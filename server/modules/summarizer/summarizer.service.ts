@@ -76,7 +76,7 @@ export class SummarizerService {
     });
     const ids = new Set(messages.map((m) => m.id));
     if (!refs.some((r) => ids.has(r.replyMessageId))) return 0;
-    return this.extractMemories(ctx, session, messages, 'summarizer');
+    return this.extractMemories(ctx, session, messages, 'summarizer', ctx.signal);
   }
 
   /**

@@ -16,6 +16,11 @@ import { childEnv, startServeProcess, type ServeProcess } from '../../support/se
 import { pidAlive } from '../../support/pid-alive';
 import { lastUserText } from '../pipeline/pipeline-helpers';
 import { checkStored } from '../fault/sqlite-check';
+import { callsOf, scriptModel, summarizerInput } from '../memory-lifecycle/summarizer-model';
+import { dataOf } from '../../support/graphql-client';
+
+const QUEUE_COUNTS = /* GraphQL */ `query Q { queues { name counts { active delayed } } }`;
+const MEMORIES = /* GraphQL */ `query M { memories(first: 50) { edges { node { content } } } }`;
 
 function managedRedisPid(dataDir: string): number | null {
   try {
@@ -207,6 +212,40 @@ describe('shutdown on one signal (NODE_ENV=production)', () => {
     expect(second.ms).toBeLessThan(5_000);
     expect(again.server.logs.map((l) => String(l.msg))).toContain('second signal: exiting now');
     await eventually(() => !pidAlive(again.redisPid), 5_000, 'managed redis-server stopped with the process');
+  });
+
+  it('a summary waiting out the background grace is handed back: SIGTERM exits 0 without waiting for it, and the restarted server stores it', async () => {
+    const bees = 'Ada keeps bees on the roof.';
+    scriptModel(model.server!, { extract: (req) => (summarizerInput(req).includes('bees') ? JSON.stringify({ memories: [{ type: 'fact', content: bees, importance: 0.7 }] }) : '{"memories":[]}') });
+    const providers = { fake: { base_url: model.server!.baseUrl, model: 'fake-model', max_concurrency: 8 } };
+    // Background calls wait 10 minutes after an interactive one: the summary cannot run before the signal.
+    const rig = await startRig({ shutdown_timeout_ms: 5_000, session: { summarizer_mode: 'auto', summarizer_batch: 1 }, ai: { providers, background_grace_ms: 600_000 } });
+    await send(rig.owner, 'By the way, I keep bees on the roof');
+    await eventually(
+      async () => {
+        const queues = dataOf(await rig.owner.http<{ queues: Array<{ name: string; counts: { active: number; delayed: number } }> }, unknown>(QUEUE_COUNTS, {})).queues;
+        const count = (name: string) => queues.find((q) => q.name === name)?.counts;
+        return count('summarizer')?.active === 1 && count('model-calls.fake')?.delayed === 1;
+      },
+      20_000,
+      'the summary running, its model call waiting out the grace',
+    );
+    rig.server.child.kill('SIGTERM');
+    const { code, ms } = await waitExit(rig.server);
+    expect(code).toBe(0);
+    expect(ms).toBeLessThan(5_000); // not the grace, nor shutdown_timeout_ms and its deadline (loose, for busy machines)
+    expect(callsOf(model.server!, 'extract')).toEqual([]);
+    await eventually(() => !pidAlive(rig.redisPid), 5_000, 'managed redis-server stopped');
+
+    const again = await startRig({ session: { summarizer_mode: 'auto', summarizer_batch: 1 }, ai: { providers, background_grace_ms: 50 } }, rig.dataDir);
+    const stored = await eventually(
+      async () => dataOf(await again.owner.http<{ memories: { edges: Array<{ node: { content: string } }> } }, unknown>(MEMORIES, {})).memories.edges.find((e) => e.node.content === bees),
+      30_000,
+      'the handed-back summary stored after the restart',
+    );
+    expect(stored.node.content).toBe(bees);
+    again.server.child.kill('SIGTERM');
+    expect((await waitExit(again.server)).code).toBe(0);
   });
 
   it('a SIGTERM during start-up lets start-up finish, then stops cleanly: exit 0, no Redis left', async () => {
