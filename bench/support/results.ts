@@ -56,6 +56,12 @@ export class Results {
     return parts.join(' ');
   }
 
+  /** Rows and floors a group measured in its own process (already printed there). */
+  merge(part: { rows: ResultRow[]; floors: Results['floors'] }): void {
+    this.rows.push(...part.rows);
+    Object.assign(this.floors, part.floors);
+  }
+
   /** The closing note: every figure against its target. */
   closing(): void {
     console.log('\n=== Figures against targets' + (this.quick ? ' (--quick: short runs, indicative only)' : ''));
