@@ -23,30 +23,11 @@ export async function memoryBench(b: BenchContext): Promise<void> {
       const corpus = new Corpus(size, dims);
       const t = await openCorpusDb(corpus, MODEL);
       try {
-        const user = Object.assign(new User(), { displayName: 'bench', trust: TrustLevel.MEMBER, createdAt: new Date(), updatedAt: new Date() });
-        await t.db.repo(t.ctx, User).save(user);
-        const fill = await fillMemories(t, corpus, user.id);
+        const { fill, owners, idOf, queries, scanFloor } = await fillForSearch(b, t, corpus);
         b.results.add({ benchmark: `memory insert, ${size / 1000}k × ${dims}`, throughput: fill.indexPerSecond, target: '≥ 3000 /s', meets: fill.indexPerSecond >= 3000, note: 'SqlMemoryStore.upsert in batches of 500, embeddings from the embedder (cached per content)' });
-        const owners = [`user:${user.id}`, 'global'];
-        const idOf = new Map(fill.ids.map((id, i) => [id, i]));
-        // The floor: the exact scan in JS over the same vectors.
-        const queries = Array.from({ length: b.quick ? 20 : 60 }, (_, i) => corpus.query(i));
-        const scan: number[] = [];
-        for (const q of queries.slice(0, 10)) {
-          const t0 = performance.now();
-          corpus.exactTopK(q.vector, 10);
-          scan.push(performance.now() - t0);
-        }
-        const scanFloor = summarize(scan);
-        for (const q of queries.slice(0, 3)) await t.store.search(t.ctx, q.text, { owners, limit: 10 });
-        const lat: number[] = [];
         // Event-loop time per search: what every other request of the process waits for while one searches.
         const elu0 = performance.eventLoopUtilization();
-        for (const q of queries) {
-          const t0 = performance.now();
-          await t.store.search(t.ctx, q.text, { owners, limit: 10 });
-          lat.push(performance.now() - t0);
-        }
+        const lat = await timeSearches(t, queries, owners);
         const mainMs = performance.eventLoopUtilization(elu0).active / queries.length;
         // recall@10: vector-only queries against the exact scan, ranked by relevance alone (no MMR diversity),
         // so the figure says whether vector retrieval finds the true nearest neighbours.
@@ -82,6 +63,36 @@ export async function memoryBench(b: BenchContext): Promise<void> {
   }
 }
 
+/**
+ * A bench user's memories from the corpus, the queries, and the floor: the exact scan in JS over the same
+ * vectors (10 queries).
+ */
+async function fillForSearch(b: BenchContext, t: CorpusDb, corpus: Corpus) {
+  const user = Object.assign(new User(), { displayName: 'bench', trust: TrustLevel.MEMBER, createdAt: new Date(), updatedAt: new Date() });
+  await t.db.repo(t.ctx, User).save(user);
+  const fill = await fillMemories(t, corpus, user.id);
+  const queries = Array.from({ length: b.quick ? 20 : 60 }, (_, i) => corpus.query(i));
+  const scan: number[] = [];
+  for (const q of queries.slice(0, 10)) {
+    const t0 = performance.now();
+    corpus.exactTopK(q.vector, 10);
+    scan.push(performance.now() - t0);
+  }
+  return { fill, owners: [`user:${user.id}`, 'global'], idOf: new Map(fill.ids.map((id, i) => [id, i])), queries, scanFloor: summarize(scan) };
+}
+
+/** Latency (ms) of `store.search` for each query, after three warm-up searches. */
+async function timeSearches(t: CorpusDb, queries: ReadonlyArray<{ text: string }>, owners: string[]): Promise<number[]> {
+  for (const q of queries.slice(0, 3)) await t.store.search(t.ctx, q.text, { owners, limit: 10 });
+  const lat: number[] = [];
+  for (const q of queries) {
+    const t0 = performance.now();
+    await t.store.search(t.ctx, q.text, { owners, limit: 10 });
+    lat.push(performance.now() - t0);
+  }
+  return lat;
+}
+
 /** Top-10 ids of `store` for each query. */
 async function topIds(t: CorpusDb, store: SqlMemoryStore, texts: readonly string[], owners: string[]): Promise<Array<Set<string>>> {
   const out: Array<Set<string>> = [];
@@ -102,26 +113,8 @@ export async function smallVocabularyBench(b: BenchContext): Promise<void> {
   const corpus = new Corpus(size, dims, 42, 'small');
   const t = await openCorpusDb(corpus, MODEL);
   try {
-    const user = Object.assign(new User(), { displayName: 'bench', trust: TrustLevel.MEMBER, createdAt: new Date(), updatedAt: new Date() });
-    await t.db.repo(t.ctx, User).save(user);
-    const fill = await fillMemories(t, corpus, user.id);
-    const owners = [`user:${user.id}`, 'global'];
-    const idOf = new Map(fill.ids.map((id, i) => [id, i]));
-    const queries = Array.from({ length: b.quick ? 20 : 60 }, (_, i) => corpus.query(i));
-    const scan: number[] = [];
-    for (const q of queries.slice(0, 10)) {
-      const t0 = performance.now();
-      corpus.exactTopK(q.vector, 10);
-      scan.push(performance.now() - t0);
-    }
-    const scanFloor = summarize(scan);
-    for (const q of queries.slice(0, 3)) await t.store.search(t.ctx, q.text, { owners, limit: 10 });
-    const lat: number[] = [];
-    for (const q of queries) {
-      const t0 = performance.now();
-      await t.store.search(t.ctx, q.text, { owners, limit: 10 });
-      lat.push(performance.now() - t0);
-    }
+    const { owners, idOf, queries, scanFloor } = await fillForSearch(b, t, corpus);
+    const lat = await timeSearches(t, queries, owners);
     // Relevance only (no MMR), bounded and unbounded keyword side over the same index.
     const logger = pino({ level: 'warn' });
     const bounded = new SqlMemoryStore(t.db, { embedder: t.embedder, logger, mmrLambda: 1 });
