@@ -9,6 +9,7 @@ import { SqliteTransactionGate } from './sqlite-transaction-gate';
  */
 export class Db {
   private readonly gate: SqliteTransactionGate | null;
+  private generation = 0;
 
   constructor(readonly dataSource: DataSource) {
     this.gate = dataSource.options.type === 'postgres' ? null : new SqliteTransactionGate(dataSource);
@@ -23,11 +24,23 @@ export class Db {
     return this.manager(ctx).getRepository(entity);
   }
 
+  /**
+   * Grows by one each time a transaction of this process ends (committed or rolled back): what was read
+   * before may be stale, so per-process caches of rows keep the generation they read in.
+   */
+  get writeGeneration(): number {
+    return this.generation;
+  }
+
   /** Runs `fn` in a transaction; nested calls reuse the outer one. */
   async withTransaction<T>(ctx: Ctx, fn: (ctx: Ctx) => Promise<T>): Promise<T> {
     if (ctx.manager?.queryRunner?.isTransactionActive && (!this.gate || this.gate.insideTransaction())) return fn(ctx);
     const run = () => this.dataSource.transaction((manager) => fn(ctx.withManager(manager)));
-    return this.gate ? this.gate.run(run) : run();
+    try {
+      return await (this.gate ? this.gate.run(run) : run());
+    } finally {
+      this.generation++;
+    }
   }
 
   /**

@@ -73,7 +73,8 @@ export class TurnService {
     }
     let message: Message;
     try {
-      message = await this.db.withTransaction(ctx, async (tx) => {
+      // A message without images is one row: one statement, no transaction around it.
+      const store = async (tx: Ctx) => {
         const repo = this.db.repo(tx, Message);
         const saved = await repo.save(
           repo.create({
@@ -87,14 +88,15 @@ export class TurnService {
             voiceSeconds: input.voiceSeconds ?? null,
           }),
           // Every column is set here (ids and times by the application): nothing to read back.
-          { reload: false },
+          { reload: false, transaction: false },
         );
         if (input.images?.length) {
           const images = this.db.repo(tx, Image);
           await images.save(input.images.map((img) => images.create({ messageId: saved.id, mimeType: img.mimeType, dataBase64: img.dataBase64 })));
         }
         return saved;
-      });
+      };
+      message = input.images?.length ? await this.db.withTransaction(ctx, store) : await store(ctx);
     } catch (err) {
       // Two deliveries of one platform message racing: the unique dedupe key lets exactly one in.
       const dup = input.dedupeKey ? await this.db.repo(ctx, Message).findOneBy({ dedupeKey: input.dedupeKey }) : null;
@@ -131,9 +133,33 @@ export class TurnService {
   }
 
   /** Drains a session by id; a session that no longer exists has nothing to drain. */
-  async drainSession(ctx: Ctx, sessionId: string, runner: TurnExecutor, signal: AbortSignal, maxTurns = Infinity): Promise<number> {
-    const session = await this.db.repo(ctx, Session).findOneBy({ id: sessionId });
-    return session && !SELF_RUN_CHANNELS.includes(session.channel) ? this.drain(ctx, session, runner, signal, maxTurns) : 0;
+  drainSession(ctx: Ctx, sessionId: string, runner: TurnExecutor, signal: AbortSignal, maxTurns = Infinity): Promise<number> {
+    return this.drain(ctx, sessionId, runner, signal, maxTurns);
+  }
+
+  /**
+   * The messages a drain answers next, oldest first, with their session, in one statement: each knows
+   * whether it has images, so a turn without any does not look for them. Null when nothing is pending
+   * (or the session is gone, or answers its messages itself).
+   */
+  private async nextPending(ctx: Ctx, sessionId: string): Promise<{ session: Session; pending: Message[] } | null> {
+    const { entities, raw } = await this.db
+      .repo(ctx, Message)
+      .createQueryBuilder('m')
+      .innerJoinAndSelect('m.session', 's')
+      .addSelect('CASE WHEN EXISTS (SELECT 1 FROM images i WHERE i."messageId" = m.id) THEN 1 ELSE 0 END', 'hasImages')
+      .where('m.sessionId = :sessionId AND m.role = :role AND m.status IN (:...statuses)', { sessionId, role: MessageRole.USER, statuses: [MessageStatus.QUEUED, MessageStatus.PROCESSING] })
+      .andWhere('s.channel NOT IN (:...selfRun)', { selfRun: SELF_RUN_CHANNELS })
+      .orderBy('m.id', 'ASC')
+      .getRawAndEntities<{ m_id: string; hasImages: number | string }>();
+    if (!entities.length) return null;
+    const withImages = new Set(raw.filter((r) => Number(r.hasImages) === 1).map((r) => r.m_id));
+    const session = entities[0]!.session!;
+    for (const m of entities) {
+      m.hasImages = withImages.has(m.id);
+      delete m.session;
+    }
+    return { session, pending: entities };
   }
 
   /** Whether the session has messages waiting for an answer. */
@@ -148,11 +174,12 @@ export class TurnService {
    * Runs turns until the session has no pending message (or `maxTurns` ran): one per message in `followup`
    * and `interrupt` modes, one for everything waiting in `collect` mode. Returns the number of turns run.
    */
-  async drain(ctx: Ctx, session: Session, runner: TurnExecutor, signal: AbortSignal, maxTurns = Infinity): Promise<number> {
+  async drain(ctx: Ctx, sessionId: string, runner: TurnExecutor, signal: AbortSignal, maxTurns = Infinity): Promise<number> {
     let turns = 0;
     while (!signal.aborted && turns < maxTurns) {
-      const pending = await this.pending(ctx, session.id);
-      if (!pending.length) break;
+      const next = await this.nextPending(ctx, sessionId);
+      if (!next) break;
+      const { session, pending } = next;
       const batch = this.queueMode() === 'collect' ? pending : [pending[0]!];
       // A message submitted with its turn id keeps it (first run only: a retried turn gets a new id).
       const first = batch[0]!;
