@@ -16,10 +16,12 @@ export type DrainOutcome = { status: 'done'; turns: number; more: boolean } | { 
 /**
  * Runs a session's turns, one worker at a time (DESIGN §2.3): takes the session's lock, answers its
  * oldest pending message (`turnsPerDrain`, default 1, so a busy session does not keep a worker from
- * the others: its next turn is scheduled behind them), releases the lock and looks again, so a message
- * whose own job found the lock held is not left waiting. The chores run once nothing is pending. A job
- * that finds the lock held is `busy` (the holder sees its message). A worker that dies loses its lock
- * after the lock's time-to-live; messages it left PROCESSING are answered again by the next holder.
+ * the others: its next turn is scheduled behind them) and releases the lock. `more` asks for another
+ * drain only for messages that were already waiting when this one looked: a message stored later was
+ * scheduled by its sender, and the turn queue keeps that job for after the running one (one drain job
+ * per session runs at a time). The chores run once nothing is pending. A job that finds the lock held is
+ * `busy` (the holder sees its message). A worker that dies loses its lock after the lock's time-to-live;
+ * messages it left PROCESSING are answered again by the next holder.
  */
 export class TurnRunner {
   constructor(
@@ -37,14 +39,15 @@ export class TurnRunner {
     let turns = 0;
     let more = false;
     try {
-      turns = await this.turns.drainSession(ctx, sessionId, this.executor, signal, this.turnsPerDrain);
-      more = await this.turns.hasPending(ctx, sessionId);
-      if (!more) for (const chore of this.chores) if (!lock.lost && !signal.aborted) await chore.afterDrain(ctx, sessionId);
+      const drained = await this.turns.drainSession(ctx, sessionId, this.executor, signal, this.turnsPerDrain);
+      turns = drained.turns;
+      more = drained.left > 0;
+      if (!more && this.chores.length && !(await this.turns.hasPending(ctx, sessionId))) {
+        for (const chore of this.chores) if (!lock.lost && !signal.aborted) await chore.afterDrain(ctx, sessionId);
+      }
     } finally {
       await lock.release();
     }
-    // A message stored while the lock was being released: its job may have found the lock still held.
-    if (!more && !signal.aborted) more = await this.turns.hasPending(ctx, sessionId);
     return { status: 'done', turns, more: more && !signal.aborted };
   }
 }
