@@ -19,19 +19,30 @@ function pendingKey(env: QueueEnv, sessionId: string): string {
 
 /**
  * Appends an exchange (ARGV[1]) to the waiting list KEYS[1] and renews its time-to-live (ARGV[2] s); returns
- * the length, and 1 when the session's summarizer job (its deduplication key KEYS[2] names it; ARGV[3] is
- * the prefix of the queue's job keys, KEYS[3] its active list) exists and has not started: that job will
- * read this exchange too. One round trip.
+ * the length and where the session's next summarizer job stands: 0 none (none waits, or only a running one,
+ * which may have read the list already), 1 delayed, 2 due. KEYS[2] is the session's deduplication key (it
+ * names the job), KEYS[3] the queue's active list, KEYS[4] its delayed set, KEYS[5] the job kept to run
+ * after the running one (BullMQ's keepLastIfActive); ARGV[3] prefixes the job keys. One round trip.
  */
 const ADD_PENDING = luaScript(
   'summarizer_add_pending',
-  3,
+  5,
   `local n = redis.call('RPUSH', KEYS[1], ARGV[1])
 redis.call('EXPIRE', KEYS[1], ARGV[2])
 local job = redis.call('GET', KEYS[2])
-if not job or redis.call('EXISTS', ARGV[3] .. job) == 0 or redis.call('LPOS', KEYS[3], job) then return {n, 0} end
-return {n, 1}`,
+if not job or redis.call('EXISTS', ARGV[3] .. job) == 0 then return {n, 0} end
+if redis.call('LPOS', KEYS[3], job) then
+  local opts = redis.call('HGET', KEYS[5], 'opts')
+  if not opts then return {n, 0} end
+  local delay = tonumber(cjson.decode(opts)['delay'] or 0)
+  if delay and delay > 0 then return {n, 1} end
+  return {n, 2}
+end
+if redis.call('ZSCORE', KEYS[4], job) then return {n, 1} end
+return {n, 2}`,
 );
+
+const JOB_STATES = ['none', 'later', 'now'] as const;
 
 function dedupId(sessionId: string): string {
   return `summarize:${sessionId}`;
@@ -55,9 +66,9 @@ export function summaryJobs(env: QueueEnv): SummaryJobs & { close(): Promise<voi
     addPending: async (_ctx, { sessionId, userMessageIds, replyMessageId }) => {
       const entry: Pending = { userMessageIds, replyMessageId, at: Date.now() };
       const jobs = `${env.prefix}:bull:${QUEUES.summarizer}:`;
-      const keys = [pendingKey(env, sessionId), `${jobs}de:${dedupId(sessionId)}`, `${jobs}active`];
-      const [waiting, covered] = (await ADD_PENDING(env.redis, keys, [JSON.stringify(entry), PENDING_TTL_S, jobs])) as [number, number];
-      return { waiting, covered: covered === 1 };
+      const keys = [pendingKey(env, sessionId), `${jobs}de:${dedupId(sessionId)}`, `${jobs}active`, `${jobs}delayed`, `${jobs}dn:${dedupId(sessionId)}`];
+      const [waiting, state] = (await ADD_PENDING(env.redis, keys, [JSON.stringify(entry), PENDING_TTL_S, jobs])) as [number, 0 | 1 | 2];
+      return { waiting, job: JOB_STATES[state] };
     },
     schedule: async (ctx, sessionId, delayMs, quietMs) => {
       const data: JobData<'summarizer.exchange'> = { ctx: ctx.serialize(), sessionId, ...(quietMs ? { quietMs } : {}) };

@@ -9,10 +9,10 @@ import { memoryOwnerOf, type ExchangeRef } from './summarizer.service';
  */
 export interface SummaryJobs {
   /**
-   * Adds an exchange to its session's waiting list; returns how many are waiting now, and whether a job
-   * that has not started yet will condense them (then it need not be scheduled again).
+   * Adds an exchange to its session's waiting list; returns how many are waiting now, and the session's
+   * job that has not started yet, if any: `later` (delayed) or `now` (due); `none` also when it runs.
    */
-  addPending(ctx: Ctx, exchange: ExchangeRef): Promise<{ waiting: number; covered: boolean }>;
+  addPending(ctx: Ctx, exchange: ExchangeRef): Promise<{ waiting: number; job: 'none' | 'later' | 'now' }>;
   /**
    * Makes sure a job will condense the session's waiting exchanges `delayMs` from now (an earlier one is
    * moved). With `quietMs`, the job waits on until the newest exchange is that old.
@@ -47,10 +47,11 @@ export class AutoSummarizer implements ExchangeListener {
   ): Promise<void> {
     if (this.policy.mode() !== 'auto' || !memoryOwnerOf(session)) return;
     try {
-      const { waiting, covered } = await this.jobs.addPending(ctx, { sessionId: session.id, ...exchange });
+      const { waiting, job } = await this.jobs.addPending(ctx, { sessionId: session.id, ...exchange });
       // A job already waiting for the session to go quiet looks at the newest exchange before it runs.
-      if (waiting >= this.policy.batch()) await this.jobs.schedule(ctx, session.id, 0);
-      else if (!covered) await this.jobs.schedule(ctx, session.id, this.policy.idleMs(), this.policy.idleMs());
+      if (waiting >= this.policy.batch()) {
+        if (job !== 'now') await this.jobs.schedule(ctx, session.id, 0);
+      } else if (job === 'none') await this.jobs.schedule(ctx, session.id, this.policy.idleMs(), this.policy.idleMs());
     } catch (err) {
       ctx.logger.warn({ err, sessionId: session.id }, 'could not queue the exchange for the summarizer');
     }
