@@ -1,4 +1,4 @@
-import { In, LessThanOrEqual, Not } from 'typeorm';
+import { In } from 'typeorm';
 import type { Ctx } from '../../common/ctx';
 import type { Db } from '../../persistence/db';
 import type { ChatMessage, ContentPart, ToolCall } from '../models';
@@ -82,7 +82,11 @@ export function windowStart(count: number, limit: number): number {
   return Math.ceil((count - limit) / step) * step;
 }
 
-/** Loads the recent history of a session up to the last message of the running turn. */
+/**
+ * Loads the recent history of a session up to the last message of the running turn: one statement for
+ * the window (with the count it is placed by and the id of the session's seed summary), a second only
+ * when the seed lies before the window, and the images of the turn's messages only when they have any.
+ */
 export async function loadHistory(
   db: Db,
   ctx: Ctx,
@@ -91,20 +95,36 @@ export async function loadHistory(
   opts: HistoryOptions,
 ): Promise<LoadedHistory> {
   const lastId = batch[batch.length - 1]!.id;
-  const where = { sessionId, id: LessThanOrEqual(lastId), status: Not(In([MessageStatus.QUEUED, MessageStatus.FAILED])) };
   const repo = db.repo(ctx, Message);
-  const rows = await repo.find({ where, order: { id: 'ASC' }, skip: windowStart(await repo.countBy(where), opts.limit), take: opts.limit });
+  const params = { sessionId, lastId, hidden: [MessageStatus.QUEUED, MessageStatus.FAILED], system: MessageRole.SYSTEM };
+  const { entities: newest, raw } = await repo
+    .createQueryBuilder('m')
+    .addSelect((q) => q.select('COUNT(*)').from(Message, 'c').where('c.sessionId = :sessionId AND c.id <= :lastId AND c.status NOT IN (:...hidden)'), 'total')
+    .addSelect((q) => q.select('MIN(f.id)').from(Message, 'f').where('f.sessionId = :sessionId AND f.role = :system'), 'seedId')
+    .where('m.sessionId = :sessionId AND m.id <= :lastId AND m.status NOT IN (:...hidden)')
+    .setParameters(params)
+    .orderBy('m.id', 'DESC')
+    .limit(opts.limit)
+    .getRawAndEntities<{ total: number | string; seedId: string | null }>();
+  // The window holds the newest `total - start` of them (windowStart never leaves more than `limit`).
+  const total = Number(raw[0]?.total ?? 0);
+  const rows = newest.slice(0, total - windowStart(total, opts.limit)).reverse();
   // Messages of the running turn are PROCESSING; make sure they are all in, even past the limit.
   const ids = new Set(rows.map((r) => r.id));
   for (const m of batch) if (!ids.has(m.id)) rows.push(m);
   // The summary a compaction seeded the session with stays in, however long the session grew since.
-  if (!rows.some((r) => r.role === MessageRole.SYSTEM)) {
-    const seed = await db.repo(ctx, Message).findOne({ where: { sessionId, role: MessageRole.SYSTEM }, order: { id: 'ASC' } });
+  if (!raw.length) {
+    const seed = await repo.findOne({ where: { sessionId, role: MessageRole.SYSTEM }, order: { id: 'ASC' } });
+    if (seed) rows.push(seed);
+  } else if (raw[0]!.seedId && !rows.some((r) => r.id === raw[0]!.seedId)) {
+    const seed = await repo.findOneBy({ id: raw[0]!.seedId });
     if (seed) rows.push(seed);
   }
   rows.sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
   const currentIds = new Set(batch.map((m) => m.id));
-  const imageRows = await db.repo(ctx, Image).findBy({ messageId: In([...currentIds]) });
+  // A message read for its turn knows whether it has images; one read elsewhere may have.
+  const mayHaveImages = batch.filter((m) => m.hasImages !== false).map((m) => m.id);
+  const imageRows = mayHaveImages.length ? await db.repo(ctx, Image).findBy({ messageId: In(mayHaveImages) }) : [];
   const images = new Map<string, Image[]>();
   for (const img of imageRows) images.set(img.messageId!, [...(images.get(img.messageId!) ?? []), img]);
   return toChatMessages(rows, images, opts, currentIds);

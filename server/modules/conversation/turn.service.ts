@@ -79,7 +79,8 @@ export class TurnService {
     }
     let message: Message;
     try {
-      message = await this.db.withTransaction(ctx, async (tx) => {
+      // A message without images is one row: one statement, no transaction around it.
+      const store = async (tx: Ctx) => {
         const repo = this.db.repo(tx, Message);
         const saved = await repo.save(
           repo.create({
@@ -93,14 +94,15 @@ export class TurnService {
             voiceSeconds: input.voiceSeconds ?? null,
           }),
           // Every column is set here (ids and times by the application): nothing to read back.
-          { reload: false },
+          { reload: false, transaction: false },
         );
         if (input.images?.length) {
           const images = this.db.repo(tx, Image);
           await images.save(input.images.map((img) => images.create({ messageId: saved.id, mimeType: img.mimeType, dataBase64: img.dataBase64 })));
         }
         return saved;
-      });
+      };
+      message = input.images?.length ? await this.db.withTransaction(ctx, store) : await store(ctx);
     } catch (err) {
       // Two deliveries of one platform message racing: the unique dedupe key lets exactly one in.
       const dup = input.dedupeKey ? await this.db.repo(ctx, Message).findOneBy({ dedupeKey: input.dedupeKey }) : null;
@@ -137,9 +139,33 @@ export class TurnService {
   }
 
   /** Drains a session by id; a session that no longer exists has nothing to drain. */
-  async drainSession(ctx: Ctx, sessionId: string, runner: TurnExecutor, signal: AbortSignal, maxTurns = Infinity): Promise<DrainResult> {
-    const session = await this.db.repo(ctx, Session).findOneBy({ id: sessionId });
-    return session && !SELF_RUN_CHANNELS.includes(session.channel) ? this.drain(ctx, session, runner, signal, maxTurns) : { turns: 0, left: 0 };
+  drainSession(ctx: Ctx, sessionId: string, runner: TurnExecutor, signal: AbortSignal, maxTurns = Infinity): Promise<DrainResult> {
+    return this.drain(ctx, sessionId, runner, signal, maxTurns);
+  }
+
+  /**
+   * The messages a drain answers next, oldest first, with their session, in one statement: each knows
+   * whether it has images, so a turn without any does not look for them. Null when nothing is pending
+   * (or the session is gone, or answers its messages itself).
+   */
+  private async nextPending(ctx: Ctx, sessionId: string): Promise<{ session: Session; pending: Message[] } | null> {
+    const { entities, raw } = await this.db
+      .repo(ctx, Message)
+      .createQueryBuilder('m')
+      .innerJoinAndSelect('m.session', 's')
+      .addSelect('CASE WHEN EXISTS (SELECT 1 FROM images i WHERE i."messageId" = m.id) THEN 1 ELSE 0 END', 'hasImages')
+      .where('m.sessionId = :sessionId AND m.role = :role AND m.status IN (:...statuses)', { sessionId, role: MessageRole.USER, statuses: [MessageStatus.QUEUED, MessageStatus.PROCESSING] })
+      .andWhere('s.channel NOT IN (:...selfRun)', { selfRun: SELF_RUN_CHANNELS })
+      .orderBy('m.id', 'ASC')
+      .getRawAndEntities<{ m_id: string; hasImages: number | string }>();
+    if (!entities.length) return null;
+    const withImages = new Set(raw.filter((r) => Number(r.hasImages) === 1).map((r) => r.m_id));
+    const session = entities[0]!.session!;
+    for (const m of entities) {
+      m.hasImages = withImages.has(m.id);
+      delete m.session;
+    }
+    return { session, pending: entities };
   }
 
   /** Whether the session has messages waiting for an answer. */
@@ -155,13 +181,14 @@ export class TurnService {
    * and `interrupt` modes, one for everything waiting in `collect` mode. Returns the number of turns run
    * and how many of the messages seen pending at the last look were left for later.
    */
-  async drain(ctx: Ctx, session: Session, runner: TurnExecutor, signal: AbortSignal, maxTurns = Infinity): Promise<DrainResult> {
+  async drain(ctx: Ctx, sessionId: string, runner: TurnExecutor, signal: AbortSignal, maxTurns = Infinity): Promise<DrainResult> {
     let turns = 0;
     let left = 0;
     while (!signal.aborted && turns < maxTurns) {
-      const pending = await this.pending(ctx, session.id);
-      left = pending.length;
-      if (!pending.length) break;
+      const next = await this.nextPending(ctx, sessionId);
+      left = next?.pending.length ?? 0;
+      if (!next) break;
+      const { session, pending } = next;
       const batch = this.queueMode() === 'collect' ? pending : [pending[0]!];
       left -= batch.length;
       // A message submitted with its turn id keeps it (first run only: a retried turn gets a new id).

@@ -84,4 +84,7 @@ export class Message extends BaseRecord {
   @Field()
   @Column({ type: 'boolean', default: false })
   usageEstimated!: boolean;
+
+  /** Not stored: set when the message is read for its turn, whether it has images (undefined: not known). */
+  hasImages?: boolean;
 }
