@@ -17,6 +17,7 @@ import { Db } from './persistence/db';
 import { openDatabase } from './persistence/data-source';
 import { ENTITIES } from './entities';
 import { ManagedRedis } from './redis/managed-redis';
+import { RedisChangeTransport } from './redis/redis-change-transport';
 import { RedisConnections, safeRedisUrl } from './redis/redis-connections';
 import { AuditService } from './modules/audit';
 import { ApiTokenService, OwnerBootstrap } from './modules/auth';
@@ -163,9 +164,14 @@ export class App {
         }
         redis = new RedisConnections(url, logger.child({ module: 'redis' }));
         stack.add('redis clients', () => redis!.close());
-        redis.create('main');
+        const main = redis.create('main');
+        const changesSub = redis.create('changes-sub');
         await redis.waitReady();
         logger.info({ redis: safeRedisUrl(url) }, 'connected to Redis');
+        // Copies of rarely changing rows (tokens, users, settings) are dropped when any process changes them.
+        const changes = new RedisChangeTransport(main, changesSub, config.redis.prefix, logger.child({ module: 'changes' }));
+        await changes.start();
+        db.changes.connect(changes);
       }
 
       const audit = new AuditService(db);

@@ -1,6 +1,7 @@
 import { IsNull } from 'typeorm';
 import type { Ctx } from '../../common/ctx';
 import { ForbiddenError, NotFoundError, UserInputError } from '../../common/errors';
+import { ChangeCache } from '../../common/change-cache';
 import { generateToken, hashToken } from '../../common/tokens';
 import { TrustLevel, trustAtLeast } from '../../common/trust';
 import type { Db } from '../../persistence/db';
@@ -29,13 +30,20 @@ function dbDate(value: string | Date | null | undefined): Date | null {
   return new Date(/[zZ]|[+-]\d\d:?\d\d$/.test(value) ? value : `${value.replace(' ', 'T')}Z`);
 }
 
+type TokenRow = Record<string, string | Date | null>;
+
 /** API tokens: creation (shown once), verification by hash, revocation. */
 export class ApiTokenService {
+  /** Verified tokens by hash (dropped on any change of users, tokens or budgets, in any process). */
+  private readonly verified: ChangeCache<TokenRow | null>;
+
   constructor(
     private readonly db: Db,
     private readonly users: UserService,
     private readonly audit: AuditService,
-  ) {}
+  ) {
+    this.verified = new ChangeCache(db.changes, ['users']);
+  }
 
   /** Creates a token for `userId`: MEMBER and above for themselves, OWNER for anyone. */
   async create(ctx: Ctx, userId: string, name: string): Promise<CreatedToken> {
@@ -71,6 +79,7 @@ export class ApiTokenService {
       if (!token.revokedAt) {
         token.revokedAt = new Date();
         await repo.save(token);
+        this.db.changed(tx, 'users');
         await this.audit.record(tx, 'token.revoke', { type: 'ApiToken', id }, { userId: token.userId });
       }
       return token;
@@ -89,17 +98,15 @@ export class ApiTokenService {
     return apiToken ? this.db.repo(ctx, User).findOneBy({ id: apiToken.userId }) : null;
   }
 
-  /** The user and token behind a bearer token, or null when it is unknown or revoked. */
+  /**
+   * The user and token behind a bearer token, or null when it is unknown or revoked. Every request pays
+   * this, so the answer is this process's copy while no user, token or budget changed (in any process,
+   * see ChangeCache): a revocation or a trust change takes effect at the next request.
+   */
   async verify(ctx: Ctx, token: string): Promise<{ user: User; apiToken: ApiToken } | null> {
     if (!token) return null;
-    // Every request pays this: one statement (token joined with its user), no query building.
-    const param = this.db.kind === 'postgres' ? '$1' : '?';
-    const [row] = (await this.db.repo(ctx, ApiToken).query(
-      `SELECT t.id AS "tokenId", t."userId", t.name, t."tokenHash", t.prefix, t."lastUsedAt", t."revokedAt", t."createdAt" AS "tokenCreatedAt", t."updatedAt" AS "tokenUpdatedAt", ` +
-        `u."displayName", u.trust, u."createdAt" AS "userCreatedAt", u."updatedAt" AS "userUpdatedAt" ` +
-        `FROM api_tokens t JOIN users u ON u.id = t."userId" WHERE t."tokenHash" = ${param} AND t."revokedAt" IS NULL`,
-      [hashToken(token)],
-    )) as Array<Record<string, string | Date | null>>;
+    const hash = hashToken(token);
+    const row = await this.verified.get(hash, () => this.lookUp(ctx, hash));
     if (!row) return null;
     const apiToken = Object.assign(new ApiToken(), {
       id: row.tokenId,
@@ -115,8 +122,22 @@ export class ApiTokenService {
     const user = Object.assign(new User(), { id: row.userId, displayName: row.displayName, trust: row.trust, createdAt: dbDate(row.userCreatedAt), updatedAt: dbDate(row.userUpdatedAt) });
     const now = Date.now();
     if (!apiToken.lastUsedAt || now - apiToken.lastUsedAt.getTime() > LAST_USED_RESOLUTION_MS) {
+      // The copy keeps the time too, so the next requests of this minute write nothing.
+      row.lastUsedAt = new Date(now);
       await this.db.repo(ctx, ApiToken).update({ id: apiToken.id }, { lastUsedAt: new Date(now) });
     }
     return { user, apiToken };
+  }
+
+  /** One statement: the token joined with its user. */
+  private async lookUp(ctx: Ctx, tokenHash: string): Promise<TokenRow | null> {
+    const param = this.db.kind === 'postgres' ? '$1' : '?';
+    const [row] = (await this.db.repo(ctx, ApiToken).query(
+      `SELECT t.id AS "tokenId", t."userId", t.name, t."tokenHash", t.prefix, t."lastUsedAt", t."revokedAt", t."createdAt" AS "tokenCreatedAt", t."updatedAt" AS "tokenUpdatedAt", ` +
+        `u."displayName", u.trust, u."createdAt" AS "userCreatedAt", u."updatedAt" AS "userUpdatedAt" ` +
+        `FROM api_tokens t JOIN users u ON u.id = t."userId" WHERE t."tokenHash" = ${param} AND t."revokedAt" IS NULL`,
+      [tokenHash],
+    )) as TokenRow[];
+    return row ?? null;
   }
 }
