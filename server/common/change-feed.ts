@@ -39,6 +39,18 @@ export class ChangeFeed {
     this.listeners.push(fn);
   }
 
+  /**
+   * A number that grows whenever rows of `topic` change (or may have): a copy read at one value is current
+   * while it stays. While the feed is not live it differs at every call, so nothing read then is kept.
+   */
+  generationOf(topic: ChangeTopic): () => number {
+    let generation = 0;
+    this.onChange((changed) => {
+      if (changed === null || changed === topic) generation += 1;
+    });
+    return () => (this.live ? generation : ++generation);
+  }
+
   /** From now on changes also go to and come from the other processes. */
   connect(transport: ChangeTransport): void {
     this.transport = transport;

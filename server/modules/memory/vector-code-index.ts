@@ -1,3 +1,5 @@
+import { CodeMemory } from './hamming-wasm';
+
 // === Binary codes of the memory vectors, in memory, for the coarse step of vector search
 // A code keeps one bit per dimension (the sign), so 768 dimensions take 96 bytes and a scan of 100k codes is
 // a few million popcounts. The nearest codes by Hamming distance are the candidates that the store then
@@ -17,25 +19,22 @@ export function codeBytes(code: Int32Array): Buffer {
   return Buffer.from(code.buffer, code.byteOffset, code.byteLength);
 }
 
-function popcount(x: number): number {
-  x = x - ((x >>> 1) & 0x55555555);
-  x = (x & 0x33333333) + ((x >>> 2) & 0x33333333);
-  return (((x + (x >>> 4)) & 0x0f0f0f0f) * 0x01010101) >>> 24;
-}
-
 /** The codes of one owner: parallel arrays with swap-remove, and where each seq sits. */
 class OwnerCodes {
   seqs: Int32Array;
-  codes: Int32Array;
+  readonly memory: CodeMemory;
   count = 0;
   readonly slotOf = new Map<number, number>();
+  /** 32-bit words a code takes in `memory` (its words, padded to an even count). */
+  private readonly stride: number;
 
   constructor(
     private readonly words: number,
     capacity = 64,
   ) {
     this.seqs = new Int32Array(capacity);
-    this.codes = new Int32Array(capacity * words);
+    this.memory = new CodeMemory(Math.ceil(words / 2), capacity);
+    this.stride = this.memory.stride * 2;
   }
 
   set(seq: number, code: Int32Array): void {
@@ -46,7 +45,7 @@ class OwnerCodes {
       this.slotOf.set(seq, slot);
       this.seqs[slot] = seq;
     }
-    this.codes.set(code.subarray(0, this.words), slot * this.words);
+    this.memory.words.set(code.subarray(0, this.words), slot * this.stride);
   }
 
   remove(seq: number): void {
@@ -57,7 +56,7 @@ class OwnerCodes {
     if (slot !== last) {
       const moved = this.seqs[last]!;
       this.seqs[slot] = moved;
-      this.codes.copyWithin(slot * this.words, last * this.words, (last + 1) * this.words);
+      this.memory.words.copyWithin(slot * this.stride, last * this.stride, (last + 1) * this.stride);
       this.slotOf.set(moved, slot);
     }
   }
@@ -65,10 +64,8 @@ class OwnerCodes {
   private grow(): void {
     const seqs = new Int32Array(this.seqs.length * 2);
     seqs.set(this.seqs);
-    const codes = new Int32Array(seqs.length * this.words);
-    codes.set(this.codes);
     this.seqs = seqs;
-    this.codes = codes;
+    this.memory.grow(seqs.length);
   }
 }
 
@@ -141,19 +138,13 @@ export class VectorCodeIndex {
     const lists = await Promise.all(owners.map((o) => this.owner(o)));
     const total = lists.reduce((s, l) => s + l.count, 0);
     if (!total) return [];
-    const w = this.words;
     const dist = new Uint16Array(total);
     const seqs = new Int32Array(total);
     let n = 0;
     for (const list of lists) {
-      const codes = list.codes;
-      for (let i = 0; i < list.count; i++, n++) {
-        let d = 0;
-        const o = i * w;
-        for (let j = 0; j < w; j++) d += popcount(codes[o + j]! ^ q[j]!);
-        dist[n] = d;
-        seqs[n] = list.seqs[i]!;
-      }
+      list.memory.distances(q, list.count, dist.subarray(n, n + list.count));
+      seqs.set(list.seqs.subarray(0, list.count), n);
+      n += list.count;
     }
     if (total <= k) return [...seqs].map((s, i) => [s, dist[i]!] as const).sort((a, b) => a[1] - b[1]).map(([s]) => s);
     // Counting selection on the distance (0..dims): the cut-off distance that keeps at least k.
