@@ -6,6 +6,7 @@ import { TrustLevel } from '../server/common/trust';
 import { Corpus, fillMemories, openCorpusDb, type CorpusDb } from './support/corpus';
 import type { BenchContext } from './support/context';
 import { summarize } from './support/stats';
+import { recallTurnBench, SERVER_EMBEDDING_MODEL } from './recall-turn';
 
 const MODEL = 'bench/corpus';
 /** Words that occur in no memory: the query's keyword side finds nothing and the ranking is by vector alone. */
@@ -111,7 +112,9 @@ export async function smallVocabularyBench(b: BenchContext): Promise<void> {
   const size = b.quick ? 10_000 : 100_000;
   const dims = 768;
   const corpus = new Corpus(size, dims, 42, 'small');
-  const t = await openCorpusDb(corpus, MODEL);
+  // Vectors under the bench server's embedding model, so the turn-with-recall row's server uses them as they are.
+  const t = await openCorpusDb(corpus, SERVER_EMBEDDING_MODEL);
+  let closed = false;
   try {
     const { owners, idOf, queries, scanFloor } = await fillForSearch(b, t, corpus);
     const lat = await timeSearches(t, queries, owners);
@@ -162,8 +165,11 @@ export async function smallVocabularyBench(b: BenchContext): Promise<void> {
       meets: f.p99 <= 100,
       note: 'a new store on the filled database (search thread started, codes loaded at start-up), searched as soon as init resolves; includes the thread start',
     });
-  } finally {
     await t.close();
+    closed = true;
+    await recallTurnBench(b, t.dataDir, owners[0]!.slice('user:'.length), corpus);
+  } finally {
+    if (!closed) await t.close();
     rmSync(t.dataDir, { recursive: true, force: true });
   }
 }

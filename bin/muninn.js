@@ -11,7 +11,7 @@ if (!fs.existsSync(entry)) {
   console.error('muninn: the server is not built yet. Run "npm run build" (or "npm start") first.');
   process.exit(1);
 }
-require(entry)
+require(bundleOf(entry) ?? entry)
   .main(process.argv.slice(2))
   .then(
     (code) => {
@@ -22,3 +22,16 @@ require(entry)
       process.exitCode = 1;
     },
   );
+
+/**
+ * dist/muninn.bundle.js (bin/bundle-server.js: the same modules in one file, which loads faster) when it
+ * was built from the current dist/ — not older than main.js, which every tsc run rewrites.
+ */
+function bundleOf(main) {
+  const bundle = path.join(__dirname, '..', 'dist', 'muninn.bundle.js');
+  try {
+    return fs.statSync(bundle).mtimeMs >= fs.statSync(main).mtimeMs ? bundle : null;
+  } catch {
+    return null;
+  }
+}

@@ -17,6 +17,8 @@ import { Db } from './persistence/db';
 import { openDatabase } from './persistence/data-source';
 import { ENTITIES } from './entities';
 import { ManagedRedis } from './redis/managed-redis';
+import type { Redis } from 'ioredis';
+import { RedisChangeTransport } from './redis/redis-change-transport';
 import { RedisConnections, safeRedisUrl } from './redis/redis-connections';
 import { AuditService } from './modules/audit';
 import { ApiTokenService, OwnerBootstrap } from './modules/auth';
@@ -143,29 +145,31 @@ export class App {
     const metrics = new PromMetrics();
     try {
       securePrivateFolder(config.data_dir);
-      const { dataSource, applied } = await openDatabase(config, ENTITIES);
+      // Redis (the managed one is a process of its own) gets ready while this process opens and migrates the database.
+      const connecting = options.redis !== false ? connectRedis(config, logger) : null;
+      connecting?.catch(() => undefined); // awaited once the database is open
+      let opened: Awaited<ReturnType<typeof openDatabase>>;
+      try {
+        opened = await openDatabase(config, ENTITIES);
+      } catch (err) {
+        await connecting?.then((r) => r.close(), () => undefined);
+        throw err;
+      }
+      const { dataSource, applied } = opened;
       stack.add('database', () => dataSource.destroy());
       if (applied.length) logger.info({ migrations: applied }, 'applied database migrations');
       const db = new Db(dataSource);
 
       let redis: RedisConnections | null = null;
-      if (options.redis !== false) {
-        let url = config.redis.url;
-        if (!url) {
-          const managed = new ManagedRedis({
-            binary: config.redis.managed_binary,
-            dir: path.join(config.data_dir, 'redis'),
-            port: config.redis.managed_port,
-            logger: logger.child({ module: 'redis' }),
-          });
-          url = await managed.start();
-          stack.add('managed redis', () => managed.stop());
-        }
-        redis = new RedisConnections(url, logger.child({ module: 'redis' }));
-        stack.add('redis clients', () => redis!.close());
-        redis.create('main');
-        await redis.waitReady();
-        logger.info({ redis: safeRedisUrl(url) }, 'connected to Redis');
+      if (connecting) {
+        const connected = await connecting;
+        if (connected.managed) stack.add('managed redis', () => connected.managed!.stop());
+        redis = connected.redis;
+        stack.add('redis clients', () => connected.redis.close());
+        // Copies of rarely changing rows (tokens, users, settings) are dropped when any process changes them.
+        const changes = new RedisChangeTransport(connected.main, connected.changesSub, config.redis.prefix, logger.child({ module: 'changes' }));
+        await changes.start();
+        db.changes.connect(changes);
       }
 
       const audit = new AuditService(db);
@@ -521,6 +525,42 @@ export class App {
     await this.stack.dispose((name, err) => this.logger.error({ err, resource: name }, 'error while shutting down'));
     this.logger.flush?.();
   }
+}
+
+/**
+ * The managed Redis started (when no `redis.url` is set) and this process's main connection ready; on a
+ * failure whatever did start is stopped again. `close` undoes both, for a start-up that fails elsewhere.
+ */
+async function connectRedis(
+  config: AppConfig,
+  logger: Logger,
+): Promise<{ redis: RedisConnections; main: Redis; changesSub: Redis; managed: ManagedRedis | null; close: () => Promise<void> }> {
+  let url = config.redis.url;
+  let managed: ManagedRedis | null = null;
+  if (!url) {
+    managed = new ManagedRedis({
+      binary: config.redis.managed_binary,
+      dir: path.join(config.data_dir, 'redis'),
+      port: config.redis.managed_port,
+      logger: logger.child({ module: 'redis' }),
+    });
+    url = await managed.start();
+  }
+  const redis = new RedisConnections(url, logger.child({ module: 'redis' }));
+  const close = async () => {
+    await redis.close();
+    await managed?.stop();
+  };
+  const main = redis.create('main');
+  const changesSub = redis.create('changes-sub');
+  try {
+    await redis.waitReady();
+  } catch (err) {
+    await close();
+    throw err;
+  }
+  logger.info({ redis: safeRedisUrl(url) }, 'connected to Redis');
+  return { redis, main, changesSub, managed, close };
 }
 
 /** Every secret value the config holds is redacted from logs. */

@@ -40,45 +40,71 @@ export async function startChatWorkers(chat: ChatServices, deps: WorkerDeps): Pr
   const env = chat.queueEnv;
   const stack = new DisposableStack();
   const stopAborts = await chat.turnControl.listen(chat.running, (req) => logger.info({ sessionId: req.sessionId, reason: req.reason }, 'turn aborted'));
+  // The workers connect at the same time (each has a Redis connection of its own, and waiting for each in
+  // turn was a round trip per queue at every start); the stack keeps this order, so they stop in reverse.
   // Replies a dead predecessor stored but did not hand over go into their mailboxes before any new turn
-  // runs here, so a chat gets them before the replies that follow them.
-  await new ReplyRedelivery(deps.db, chat.outbound).recover(Ctx.system(logger, 'redelivery'));
-  const turnWorker = await startTurnWorker(env, chat.turnRunner, config.queues.turn_concurrency, chat.liveness);
-  stack.add('turn worker', async () => {
-    chat.running.abortAll('shutdown');
-    await turnWorker.close();
-    await stopAborts();
-  });
-  stack.add('model workers', await chat.modelQueues.startWorkers(chat.models));
-  const housekeeping = await startMaintenanceWorker(env, chat.housekeeping);
-  stack.add('maintenance worker', () => housekeeping.close());
-  const summarizer = await startSummarizerWorker(env, chat.summarizer, SUMMARIZER_CONCURRENCY);
-  // A summary under way is handed back (its model call may wait out the background grace): the job is
-  // retried by the next worker, and the waiting exchanges stay listed until a summary of them is stored.
-  stack.add('summarizer worker', () => (summarizer.cancelAllJobs('shutdown'), summarizer.close()));
-  await chat.beats.syncAtStart(Ctx.system(logger, 'beats'));
-  const heartbeat = await startHeartbeatWorker(env, chat.beats.runner, config.beats.concurrency);
-  stack.add('heartbeat worker', () => heartbeat.close());
-  const voice = await startVoiceWorkers(env, chat.voice.notes, chat.voice.replies, config.voice.concurrency);
-  stack.add('voice workers', () => voice.close());
-  const skillSync = await startSkillSyncWorker(env, chat.skills.sync);
-  stack.add('skill sync worker', () => skillSync.close());
-  if (deps.memory) {
-    const reindex = await startMemoryReindexWorker(env, deps.memory.indexer);
-    stack.add('memory re-index worker', () => reindex.close());
-  }
-  if (chat.documents) {
-    const ingest = await startIngestWorker(env, chat.documents.ingest, config.documents.ingest_concurrency);
-    stack.add('ingest worker', () => ingest.close());
-  }
+  // runs here, so a chat gets them before the replies that follow them; heartbeats are synced from
+  // heartbeats.default.json before their worker runs.
+  const recovered = new ReplyRedelivery(deps.db, chat.outbound).recover(Ctx.system(logger, 'redelivery'));
+  let turnWorker: Worker | null = null;
+  const memory = deps.memory;
+  const documents = chat.documents;
+  await startTogether(stack, [
+    recovered
+      .then(() => startTurnWorker(env, chat.turnRunner, config.queues.turn_concurrency, chat.liveness))
+      .then((worker) => {
+        turnWorker = worker;
+        return stopping('turn worker', async () => {
+          chat.running.abortAll('shutdown');
+          await worker.close();
+          await stopAborts();
+        });
+      }),
+    chat.modelQueues.startWorkers(chat.models).then((stop) => stopping('model workers', stop)),
+    startMaintenanceWorker(env, chat.housekeeping).then((w) => stopping('maintenance worker', () => w.close())),
+    // A summary under way is handed back (its model call may wait out the background grace): the job is
+    // retried by the next worker, and the waiting exchanges stay listed until a summary of them is stored.
+    startSummarizerWorker(env, chat.summarizer, SUMMARIZER_CONCURRENCY).then((w) => stopping('summarizer worker', () => (w.cancelAllJobs('shutdown'), w.close()))),
+    chat.beats
+      .syncAtStart(Ctx.system(logger, 'beats'))
+      .then(() => startHeartbeatWorker(env, chat.beats.runner, config.beats.concurrency))
+      .then((w) => stopping('heartbeat worker', () => w.close())),
+    startVoiceWorkers(env, chat.voice.notes, chat.voice.replies, config.voice.concurrency).then((w) => stopping('voice workers', () => w.close())),
+    startSkillSyncWorker(env, chat.skills.sync).then((w) => stopping('skill sync worker', () => w.close())),
+    memory ? startMemoryReindexWorker(env, memory.indexer).then((w) => stopping('memory re-index worker', () => w.close())) : null,
+    documents ? startIngestWorker(env, documents.ingest, config.documents.ingest_concurrency).then((w) => stopping('ingest worker', () => w.close())) : null,
+  ]);
   await chat.skills.startWatching(Ctx.system(logger, 'skills'));
   stack.add('skills watcher', () => chat.skills.stopWatching());
   await chat.maintenance.schedule();
   await chat.turns.recoverPending(logger);
   void deps.memory?.startBackground(Ctx.system(logger, 'memory'));
   // Registered last, so it runs first on shutdown, while the model-call workers still serve the turns.
-  stack.add('running turns', () => finishRunningTurns(turnWorker, chat, config.shutdown_timeout_ms, logger));
+  stack.add('running turns', () => finishRunningTurns(turnWorker!, chat, config.shutdown_timeout_ms, logger));
   return stack;
+}
+
+/** A started part of the process and what stops it. */
+interface Stopping {
+  name: string;
+  stop: () => Promise<void> | void;
+}
+
+const stopping = (name: string, stop: () => Promise<void> | void): Stopping => ({ name, stop });
+
+/**
+ * Waits for parts started at the same time and adds them to `stack` in the order given (null: not started
+ * in this process). When one fails, the stack (those that started, and what was on it before) is stopped
+ * and its error thrown.
+ */
+async function startTogether(stack: DisposableStack, starts: ReadonlyArray<Promise<Stopping> | null>): Promise<void> {
+  const results = await Promise.allSettled(starts.filter((s): s is Promise<Stopping> => s !== null));
+  for (const r of results) if (r.status === 'fulfilled') stack.add(r.value.name, r.value.stop);
+  const failed = results.find((r): r is PromiseRejectedResult => r.status === 'rejected');
+  if (failed) {
+    await stack.dispose(() => undefined);
+    throw failed.reason;
+  }
 }
 
 /**

@@ -1,3 +1,4 @@
+import { Kind, type FieldNode, type GraphQLResolveInfo, type SelectionSetNode } from 'graphql';
 import { ArgsType, Field, Int, ObjectType, type ClassType } from 'type-graphql';
 import { Max, Min } from './validators';
 import { encodeCursor, type Page } from '../common/pagination';
@@ -62,4 +63,38 @@ export function toConnection<T extends { id: string }>(page: Page<T>): Connectio
     pageInfo: { hasNextPage: page.hasNextPage, endCursor: edges.length ? edges[edges.length - 1]!.cursor : null },
     totalCount: page.totalCount,
   };
+}
+
+/** The fields of selection sets, through inline fragments and fragment spreads; null for an unknown fragment. */
+function fieldsOf(sets: readonly SelectionSetNode[], info: GraphQLResolveInfo): FieldNode[] | null {
+  const out: FieldNode[] = [];
+  const pending = [...sets];
+  while (pending.length) {
+    for (const selection of pending.pop()!.selections) {
+      if (selection.kind === Kind.FIELD) out.push(selection);
+      else if (selection.kind === Kind.INLINE_FRAGMENT) pending.push(selection.selectionSet);
+      else {
+        const fragment = info.fragments[selection.name.value];
+        if (!fragment) return null;
+        pending.push(fragment.selectionSet);
+      }
+    }
+  }
+  return out;
+}
+
+/**
+ * Names of the fields the query selects at `path` below the field being resolved (e.g. `edges`, `node`),
+ * through fragments and whatever their directives say (so a field it names may go unused, never the
+ * other way round), without `__typename`; null when it cannot tell.
+ */
+export function selectedFields(info: GraphQLResolveInfo, path: readonly string[]): string[] | null {
+  let sets = info.fieldNodes.flatMap((f) => (f.selectionSet ? [f.selectionSet] : []));
+  for (const name of path) {
+    const fields = fieldsOf(sets, info);
+    if (!fields) return null;
+    sets = fields.flatMap((f) => (f.name.value === name && f.selectionSet ? [f.selectionSet] : []));
+  }
+  const fields = fieldsOf(sets, info);
+  return fields ? [...new Set(fields.map((f) => f.name.value))].filter((n) => n !== '__typename') : null;
 }

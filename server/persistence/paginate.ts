@@ -1,22 +1,25 @@
 import { LessThan, MoreThan, type FindOptionsWhere, type ObjectLiteral, type Repository } from 'typeorm';
 import type { Page, PageArgs } from '../common/pagination';
-import { countPlain, isPlainWhere, selectPlain, type PlainWhere } from './plain-select';
+import { countPlain, isPlainWhere, selectPlain, type PlainWhere, type SelectOptions } from './plain-select';
 
 /**
  * One page of rows ordered by id (ids are time-ordered), newest first for DESC. `where` may be a list of
- * alternatives (OR); the cursor condition is added to each.
+ * alternatives (OR); the cursor condition is added to each. `read` may name a many-to-one relation to
+ * load with each row and limit the properties read (see selectPlain); TypeORM's path reads them all.
  */
 export async function findPage<E extends { id: string }>(
   repo: Repository<E>,
   where: FindOptionsWhere<E> | FindOptionsWhere<E>[],
   page: PageArgs,
   direction: 'ASC' | 'DESC' = 'DESC',
+  read: Pick<SelectOptions, 'join' | 'columns' | 'joinColumns'> = {},
 ): Promise<Page<E>> {
+  const join = read.join;
   const alternatives = Array.isArray(where) ? where : [where];
   if (alternatives.every(isPlainWhere)) {
     const plain = alternatives as PlainWhere[];
     const [rows, totalCount] = await Promise.all([
-      selectPlain(repo, plain, { idAfter: page.afterId ? { id: page.afterId, direction } : undefined, order: direction, limit: page.first + 1 }),
+      selectPlain(repo, plain, { idAfter: page.afterId ? { id: page.afterId, direction } : undefined, order: direction, limit: page.first + 1, ...read }),
       countPlain(repo as unknown as Repository<ObjectLiteral>, plain),
     ]);
     if (rows && totalCount !== null) return { nodes: rows.slice(0, page.first), hasNextPage: rows.length > page.first, totalCount };
@@ -29,6 +32,7 @@ export async function findPage<E extends { id: string }>(
       where: cursorWhere as FindOptionsWhere<E>[],
       order: { id: direction } as never,
       take: page.first + 1,
+      ...(join ? { relations: { [join]: true } as never } : {}),
     }),
     repo.count({ where: alternatives }),
   ]);

@@ -3,6 +3,23 @@ import type { DataSource, QueryRunner } from 'typeorm';
 
 type QueryFn = (...args: unknown[]) => Promise<unknown>;
 
+interface RawStatement {
+  all(...params: unknown[]): unknown[][];
+}
+interface Connection {
+  prepare(sql: string): { raw(on: boolean): RawStatement };
+}
+
+/** How many statements `rows` keeps prepared (most recently used first out last). */
+const STATEMENTS_KEPT = 200;
+
+const gates = new WeakMap<DataSource, SqliteTransactionGate>();
+
+/** The gate of a SQLite data source (made by Db), or null on PostgreSQL. */
+export function sqliteGateOf(dataSource: DataSource): SqliteTransactionGate | null {
+  return gates.get(dataSource) ?? null;
+}
+
 /**
  * Isolation for SQLite. TypeORM's better-sqlite3 driver runs everything on ONE connection, so while one
  * request's transaction waits on an `await`, another request's queries would run inside it (and be
@@ -18,8 +35,12 @@ export class SqliteTransactionGate {
   private owner: object | null = null;
   private ownerDone: Promise<void> = Promise.resolve();
   private queue: Promise<unknown> = Promise.resolve();
+  private readonly statements = new Map<string, RawStatement>();
+  /** The connection the kept statements belong to (a re-initialised data source opens another). */
+  private connection: Connection | null = null;
 
-  constructor(dataSource: DataSource) {
+  constructor(private readonly dataSource: DataSource) {
+    gates.set(dataSource, this);
     const runner: QueryRunner = dataSource.driver.createQueryRunner('master');
     const query = (runner.query as QueryFn).bind(runner);
     const start = runner.startTransaction.bind(runner);
@@ -51,6 +72,30 @@ export class SqliteTransactionGate {
         state.transactionDepth = 0;
       }
     };
+  }
+
+  /**
+   * The rows of a read as arrays (columns in select order), straight from a prepared statement of the
+   * driver: none of TypeORM's per-query work (logging, subscribers' broadcast, result wrapping), and no
+   * object per row. Waits, like every statement, while another context's transaction is open.
+   */
+  async rows(sql: string, params: readonly unknown[]): Promise<unknown[][]> {
+    while (this.owner !== null && this.als.getStore() !== this.owner) await this.ownerDone;
+    const connection = (this.dataSource.driver as unknown as { databaseConnection: Connection }).databaseConnection;
+    if (connection !== this.connection) {
+      this.statements.clear();
+      this.connection = connection;
+    }
+    let statement = this.statements.get(sql);
+    if (statement) {
+      this.statements.delete(sql);
+    } else {
+      statement = connection.prepare(sql).raw(true);
+      if (this.statements.size >= STATEMENTS_KEPT) this.statements.delete(this.statements.keys().next().value!);
+    }
+    this.statements.set(sql, statement);
+    // better-sqlite3 binds no booleans (TypeORM's runner turns them into 0/1 too).
+    return statement.all(...params.map((p) => (typeof p === 'boolean' ? (p ? 1 : 0) : p)));
   }
 
   /** True when the caller runs inside the open transaction. */

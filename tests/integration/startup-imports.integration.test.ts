@@ -1,7 +1,7 @@
 /**
  * What the server's modules load when `muninn serve` starts, before any configuration asks for more:
  * packages a configuration may never use (the MCP SDK, class-validator's full index with libphonenumber,
- * Baileys, LanceDB, the tokenizer tables, the OpenAI SDK, Telegram, PostgreSQL, document parsers) are
+ * Baileys, LanceDB, the tokenizer tables, the OpenAI SDK, Telegram, PostgreSQL, document parsers, tar for backups and exports) are
  * required where they are first used, so start-up and idle memory do not pay for them. A static import of
  * one of them in a module on the start-up path makes this fail.
  */
@@ -25,6 +25,7 @@ const NOT_AT_START = [
   'pg',
   'mammoth',
   'pdfjs-dist',
+  'tar',
 ];
 
 it('requiring the CLI, the app and the composition root loads none of the packages used on demand', () => {

@@ -1,12 +1,16 @@
-import { Arg, Args, Authorized, Ctx as GqlCtx, Field, FieldResolver, ID, InputType, Query, Resolver, Root } from 'type-graphql';
+import type { GraphQLResolveInfo } from 'graphql';
+import { Arg, Args, Authorized, Ctx as GqlCtx, Field, FieldResolver, ID, Info, InputType, Query, Resolver, Root } from 'type-graphql';
 import { TrustLevel } from '../../common/trust';
 import { toPageArgs } from '../../common/pagination';
 import { Message, Session, SessionService, SessionStatus } from '../../modules/sessions';
 import { User } from '../../modules/users';
-import { Connection, ConnectionArgs, toConnection, type ConnectionShape } from '../connection';
+import { Connection, ConnectionArgs, selectedFields, toConnection, type ConnectionShape } from '../connection';
 import type { GraphQLContext } from '../context';
 
 const SessionConnection = Connection(Session);
+
+/** Session fields answered by this resolver's field resolvers rather than a column. */
+const SESSION_RESOLVED = new Set(['title', 'user']);
 const MessageConnection = Connection(Message);
 
 @InputType()
@@ -37,8 +41,12 @@ export class SessionResolver {
     @Args() { first, after }: ConnectionArgs,
     @Arg('filter', () => SessionFilter, { nullable: true }) filter: SessionFilter | null,
     @GqlCtx() { ctx }: GraphQLContext,
+    @Info() info: GraphQLResolveInfo,
   ): Promise<ConnectionShape<Session>> {
-    return toConnection(await this.sessionService.findMany(ctx, filter ?? {}, toPageArgs(first, after, this.maxPageSize)));
+    // Only the columns the query asks for; this type's own resolvers need the id and the user (read with the page).
+    const fields = selectedFields(info, ['edges', 'node'])?.filter((f) => !SESSION_RESOLVED.has(f));
+    const userFields = selectedFields(info, ['edges', 'node', 'user']);
+    return toConnection(await this.sessionService.findMany(ctx, filter ?? {}, toPageArgs(first, after, this.maxPageSize), { withUsers: true, fields, userFields }));
   }
 
   @Authorized(TrustLevel.MEMBER)
@@ -62,8 +70,10 @@ export class SessionResolver {
     return this.sessionService.title(ctx, session.id);
   }
 
+  /** The user read with a page of sessions (an answer without a wait per session), else through the loader. */
   @FieldResolver(() => User, { nullable: true })
-  user(@Root() session: Session, @GqlCtx() { loaders }: GraphQLContext): Promise<User | null> {
-    return session.userId ? loaders.userById.load(session.userId) : Promise.resolve(null);
+  user(@Root() session: Session, @GqlCtx() { loaders }: GraphQLContext): User | null | Promise<User | null> {
+    if (session.user !== undefined) return session.user;
+    return session.userId ? loaders.userById.load(session.userId) : null;
   }
 }

@@ -94,7 +94,7 @@ export class AgentLoop implements TurnExecutor {
   async runTurn(jobCtx: Ctx, session: Session, batch: Message[], turnId: string, signal: AbortSignal, profile: TurnProfile = CONVERSATION_TURN): Promise<void> {
     const { events } = this.deps;
     const last = batch[batch.length - 1]!;
-    const sender = last.userId ? await this.deps.users.findOne(jobCtx, last.userId) : null;
+    const sender = last.userId ? await this.deps.users.current(jobCtx, last.userId) : null;
     const ctx = this.senderCtx(jobCtx, sender, session);
     await events.publish(session.id, { type: 'TurnStarted', turnId, messageIds: batch.map((m) => m.id) });
     const typing = (on: boolean) =>

@@ -9,6 +9,7 @@ import { access } from '../users';
 import { User } from '../users';
 import type { UserService } from '../users';
 import { ApiToken } from './api-token.entity';
+import { VerifiedTokens, type VerifiedToken } from './verified-tokens';
 
 /** Result of creating a token: the secret is returned this once and never stored. */
 export interface CreatedToken {
@@ -29,13 +30,24 @@ function dbDate(value: string | Date | null | undefined): Date | null {
   return new Date(/[zZ]|[+-]\d\d:?\d\d$/.test(value) ? value : `${value.replace(' ', 'T')}Z`);
 }
 
+function copyDate(value: Date | null): Date | null {
+  return value ? new Date(value.getTime()) : null;
+}
+
 /** API tokens: creation (shown once), verification by hash, revocation. */
 export class ApiTokenService {
+  private readonly verified: VerifiedTokens;
+  private readonly usersGeneration: () => number;
+
   constructor(
     private readonly db: Db,
     private readonly users: UserService,
     private readonly audit: AuditService,
-  ) {}
+  ) {
+    // A copy is current until a user, token or budget changes in any process (see ChangeFeed).
+    this.usersGeneration = db.changes.generationOf('users');
+    this.verified = new VerifiedTokens(this.usersGeneration);
+  }
 
   /** Creates a token for `userId`: MEMBER and above for themselves, OWNER for anyone. */
   async create(ctx: Ctx, userId: string, name: string): Promise<CreatedToken> {
@@ -71,6 +83,7 @@ export class ApiTokenService {
       if (!token.revokedAt) {
         token.revokedAt = new Date();
         await repo.save(token);
+        this.db.changed(tx, 'users');
         await this.audit.record(tx, 'token.revoke', { type: 'ApiToken', id }, { userId: token.userId });
       }
       return token;
@@ -89,34 +102,69 @@ export class ApiTokenService {
     return apiToken ? this.db.repo(ctx, User).findOneBy({ id: apiToken.userId }) : null;
   }
 
-  /** The user and token behind a bearer token, or null when it is unknown or revoked. */
+  /**
+   * The user and token behind a bearer token, or null when it is unknown or revoked. A token verified a
+   * moment ago is answered from this process's memory (see VerifiedTokens): a revocation or a trust change
+   * made in any process applies to the next request once announced (ChangeFeed), within a second at most.
+   */
   async verify(ctx: Ctx, token: string): Promise<{ user: User; apiToken: ApiToken } | null> {
     if (!token) return null;
-    // Every request pays this: one statement (token joined with its user), no query building.
-    const param = this.db.kind === 'postgres' ? '$1' : '?';
-    const [row] = (await this.db.repo(ctx, ApiToken).query(
-      `SELECT t.id AS "tokenId", t."userId", t.name, t."tokenHash", t.prefix, t."lastUsedAt", t."revokedAt", t."createdAt" AS "tokenCreatedAt", t."updatedAt" AS "tokenUpdatedAt", ` +
-        `u."displayName", u.trust, u."createdAt" AS "userCreatedAt", u."updatedAt" AS "userUpdatedAt" ` +
-        `FROM api_tokens t JOIN users u ON u.id = t."userId" WHERE t."tokenHash" = ${param} AND t."revokedAt" IS NULL`,
-      [hashToken(token)],
-    )) as Array<Record<string, string | Date | null>>;
-    if (!row) return null;
+    const hash = hashToken(token);
+    // Inside a transaction the caller may have changed the rows: read them.
+    const cached = ctx.manager ? null : this.verified.get(hash);
+    let found = cached;
+    if (!found) {
+      const generation = this.usersGeneration();
+      found = await this.read(ctx, hash);
+      if (!found) {
+        this.verified.delete(hash);
+        return null;
+      }
+      if (!ctx.manager) this.verified.set(hash, found, generation);
+    }
     const apiToken = Object.assign(new ApiToken(), {
-      id: row.tokenId,
-      userId: row.userId,
-      name: row.name,
-      tokenHash: row.tokenHash,
-      prefix: row.prefix,
-      lastUsedAt: dbDate(row.lastUsedAt),
+      id: found.tokenId,
+      userId: found.userId,
+      name: found.name,
+      tokenHash: found.tokenHash,
+      prefix: found.prefix,
+      lastUsedAt: copyDate(found.lastUsedAt),
       revokedAt: null,
-      createdAt: dbDate(row.tokenCreatedAt),
-      updatedAt: dbDate(row.tokenUpdatedAt),
+      createdAt: copyDate(found.tokenCreatedAt),
+      updatedAt: copyDate(found.tokenUpdatedAt),
     });
-    const user = Object.assign(new User(), { id: row.userId, displayName: row.displayName, trust: row.trust, createdAt: dbDate(row.userCreatedAt), updatedAt: dbDate(row.userUpdatedAt) });
+    const user = Object.assign(new User(), { id: found.userId, displayName: found.displayName, trust: found.trust, createdAt: copyDate(found.userCreatedAt), updatedAt: copyDate(found.userUpdatedAt) });
     const now = Date.now();
-    if (!apiToken.lastUsedAt || now - apiToken.lastUsedAt.getTime() > LAST_USED_RESOLUTION_MS) {
+    if (!found.lastUsedAt || now - found.lastUsedAt.getTime() > LAST_USED_RESOLUTION_MS) {
+      found.lastUsedAt = new Date(now);
       await this.db.repo(ctx, ApiToken).update({ id: apiToken.id }, { lastUsedAt: new Date(now) });
     }
     return { user, apiToken };
+  }
+
+  /** The unrevoked token with this hash joined with its user: one statement, no query building. */
+  private async read(ctx: Ctx, hash: string): Promise<VerifiedToken | null> {
+    const param = this.db.kind === 'postgres' ? '$1' : '?';
+    const [row] = (await this.db.repo(ctx, ApiToken).query(
+      `SELECT t.id AS "tokenId", t."userId", t.name, t."tokenHash", t.prefix, t."lastUsedAt", t."createdAt" AS "tokenCreatedAt", t."updatedAt" AS "tokenUpdatedAt", ` +
+        `u."displayName", u.trust, u."createdAt" AS "userCreatedAt", u."updatedAt" AS "userUpdatedAt" ` +
+        `FROM api_tokens t JOIN users u ON u.id = t."userId" WHERE t."tokenHash" = ${param} AND t."revokedAt" IS NULL`,
+      [hash],
+    )) as Array<Record<string, string | Date | null>>;
+    if (!row) return null;
+    return {
+      tokenId: row.tokenId as string,
+      userId: row.userId as string,
+      name: row.name as string,
+      tokenHash: row.tokenHash as string,
+      prefix: row.prefix as string,
+      lastUsedAt: dbDate(row.lastUsedAt),
+      tokenCreatedAt: dbDate(row.tokenCreatedAt),
+      tokenUpdatedAt: dbDate(row.tokenUpdatedAt),
+      displayName: row.displayName as string,
+      trust: row.trust as TrustLevel,
+      userCreatedAt: dbDate(row.userCreatedAt),
+      userUpdatedAt: dbDate(row.userUpdatedAt),
+    };
   }
 }

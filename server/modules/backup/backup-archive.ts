@@ -2,9 +2,13 @@ import { createHash } from 'node:crypto';
 import { createReadStream, existsSync, readFileSync } from 'node:fs';
 import { lstat, readdir } from 'node:fs/promises';
 import path from 'node:path';
-import * as tar from 'tar';
+import type * as Tar from 'tar';
 import { BackupFileError, BackupRefusedError } from './backup.errors';
 import { MANIFEST_FILE } from './backup-manifest';
+
+/** tar, required on first use: only a backup or restore needs it, not the server's start. */
+// eslint-disable-next-line @typescript-eslint/no-require-imports
+const tarLib = (): typeof Tar => require('tar') as typeof Tar;
 
 // === The archive: a gzip'd tar (readable with any tar) whose first entry is manifest.json
 
@@ -40,7 +44,7 @@ export async function listFiles(root: string, skip: (rel: string) => boolean = (
 
 /** Packs `entries` (paths relative to `dir`, the manifest first) into the gzip'd tar `file`. */
 export async function packArchive(dir: string, entries: string[], file: string): Promise<void> {
-  await tar.create({ gzip: true, file, cwd: dir, portable: true, mode: 0o600 } as tar.TarOptionsWithAliasesAsyncFile, entries);
+  await tarLib().create({ gzip: true, file, cwd: dir, portable: true, mode: 0o600 } as Tar.TarOptionsWithAliasesAsyncFile, entries);
 }
 
 /**
@@ -58,14 +62,14 @@ export async function unpackArchive(file: string, dest: string): Promise<void> {
   if (st.size === 0) throw new BackupFileError(file, 'it is empty');
   const warnings: string[] = [];
   try {
-    await tar.extract({
+    await tarLib().extract({
       file,
       cwd: dest,
       strict: true,
       preservePaths: false,
       filter: (_p, entry) => 'type' in entry && (entry.type === 'File' || entry.type === 'Directory'),
       onwarn: (_code, message) => void warnings.push(String(message)),
-    } as tar.TarOptionsWithAliasesAsyncFile);
+    } as Tar.TarOptionsWithAliasesAsyncFile);
   } catch (err) {
     const e = err as NodeJS.ErrnoException;
     if (e.code === 'TAR_BAD_ARCHIVE') throw new BackupFileError(file, 'it is not a backup archive (not a gzip-compressed tar file)');

@@ -39,6 +39,9 @@ export function toDate(value: Date | string): Date {
   return new Date(/[zZ]|[+-]\d\d:?\d\d$/.test(value) ? value : `${value.replace(' ', 'T')}Z`);
 }
 
+/** Columns of an `IndexRow` (not the search text, which only the full-text index reads). */
+const INDEX_COLUMNS = 'i.seq, i."itemId", i.owner, i.type, i.content, i.importance, i."itemUpdatedAt", i."contentHash", i."vectorModel"';
+
 /** Candidates of the coarse (binary code) step of vector search, re-ranked by exact cosine. */
 const COARSE_CANDIDATES = 250;
 /**
@@ -105,7 +108,7 @@ export async function searchIndex(source: SearchSource, request: SearchRequest):
     if (best.length) {
       const p = new Params(source.pg);
       const rows = (await source.query(
-        `SELECT i.* FROM memory_index i WHERE i.seq IN (${p.list(best)}) AND ${filterSql(p, options)} AND i."vectorModel" = ${p.add(model)}`,
+        `SELECT ${INDEX_COLUMNS} FROM memory_index i WHERE i.seq IN (${p.list(best)}) AND ${filterSql(p, options, { byKey: true })} AND i."vectorModel" = ${p.add(model)}`,
         p.values,
       )) as IndexRow[];
       rows.sort((a, b) => order.get(a.seq)! - order.get(b.seq)!);
@@ -138,11 +141,17 @@ export async function searchIndex(source: SearchSource, request: SearchRequest):
   });
 }
 
-function filterSql(p: Params, options: MemoryStoreSearchOptions): string {
+/**
+ * The visibility filter on `memory_index i`. `byKey`: the rows are picked by seq, so on SQLite the filter's
+ * columns are marked (`+col`) as not to be searched by index: the planner would otherwise probe the
+ * (owner, type) index once per owner, type and seq instead of reading each row by its key.
+ */
+function filterSql(p: Params, options: MemoryStoreSearchOptions, { byKey = false } = {}): string {
+  const col = (name: string) => (byKey && !p.pg ? `+i.${name}` : `i.${name}`);
   const parts: string[] = [];
-  if (options.owners !== 'all') parts.push(`i.owner IN (${p.list(options.owners)})`);
-  if (options.types?.length) parts.push(`i.type IN (${p.list(options.types)})`);
-  if (options.excludeTypes?.length) parts.push(`i.type NOT IN (${p.list(options.excludeTypes)})`);
+  if (options.owners !== 'all') parts.push(`${col('owner')} IN (${p.list(options.owners)})`);
+  if (options.types?.length) parts.push(`${col('type')} IN (${p.list(options.types)})`);
+  if (options.excludeTypes?.length) parts.push(`${col('type')} NOT IN (${p.list(options.excludeTypes)})`);
   return parts.length ? parts.join(' AND ') : '1 = 1';
 }
 
@@ -237,12 +246,12 @@ async function keywordRows(source: SearchSource, stats: readonly TermStat[], opt
     const p = new Params(source.pg);
     const match = matchSql(p, rare, 'OR');
     const rank = source.pg ? `ts_rank(to_tsvector('simple', i."searchText"), to_tsquery('simple', ${p.add(rare.join(' | '))})) DESC` : 'bm25(memory_fts)';
-    out.push(...((await source.query(`SELECT i.* FROM ${ftsFrom(source.pg)} WHERE ${match} AND ${filterSql(p, options)} ORDER BY ${rank} LIMIT ${limit}`, p.values)) as IndexRow[]));
+    out.push(...((await source.query(`SELECT ${INDEX_COLUMNS} FROM ${ftsFrom(source.pg)} WHERE ${match} AND ${filterSql(p, options)} ORDER BY ${rank} LIMIT ${limit}`, p.values)) as IndexRow[]));
   }
   for (const op of ['AND', 'OR'] as const) {
     if (!common.length || (op === 'OR' && common.length < 2)) continue;
     const p = new Params(source.pg);
-    const rows = (await source.query(`SELECT i.* FROM ${ftsFrom(source.pg)} WHERE ${matchSql(p, common, op)} AND ${filterSql(p, options)} ORDER BY ${newestFirst(source.pg)} LIMIT ${limit}`, p.values)) as IndexRow[];
+    const rows = (await source.query(`SELECT ${INDEX_COLUMNS} FROM ${ftsFrom(source.pg)} WHERE ${matchSql(p, common, op)} AND ${filterSql(p, options)} ORDER BY ${newestFirst(source.pg)} LIMIT ${limit}`, p.values)) as IndexRow[];
     out.push(...rows);
     if (rows.length >= limit) break;
   }

@@ -17,6 +17,12 @@ export interface SessionFilter {
   key?: string | null;
 }
 
+export interface SessionReadOptions {
+  withUsers?: boolean;
+  fields?: readonly string[] | null;
+  userFields?: readonly string[] | null;
+}
+
 /** Reading sessions and their messages, within what the actor may see (DESIGN §3 isolation). */
 export class SessionService {
   constructor(private readonly db: Db) {}
@@ -36,7 +42,12 @@ export class SessionService {
     return session;
   }
 
-  findMany(ctx: Ctx, filter: SessionFilter, page: PageArgs): Promise<Page<Session>> {
+  /**
+   * A page of the sessions the actor may see, newest first. `withUsers` loads each one's user with it;
+   * `fields` and `userFields` (property names) read only those (see selectPlain), for a caller that
+   * uses no others.
+   */
+  findMany(ctx: Ctx, filter: SessionFilter, page: PageArgs, options: SessionReadOptions = {}): Promise<Page<Session>> {
     access.requireTrust(ctx, TrustLevel.MEMBER, 'sessions');
     const where: FindOptionsWhere<Session> = {};
     if (access.seesEveryone(ctx)) {
@@ -48,7 +59,11 @@ export class SessionService {
     if (filter.status) where.status = filter.status;
     if (filter.channel) where.channel = filter.channel;
     if (filter.key) where.key = filter.key;
-    return findPage(this.db.repo(ctx, Session), where, page, 'DESC');
+    return findPage(this.db.repo(ctx, Session), where, page, 'DESC', {
+      join: options.withUsers ? 'user' : undefined,
+      columns: options.fields ?? undefined,
+      joinColumns: options.userFields ?? undefined,
+    });
   }
 
   /** Messages of a visible session, oldest first. */

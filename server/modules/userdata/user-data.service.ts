@@ -2,7 +2,7 @@ import { createHash, randomBytes, randomUUID } from 'node:crypto';
 import { existsSync } from 'node:fs';
 import { mkdir, readdir, rm, stat } from 'node:fs/promises';
 import path from 'node:path';
-import * as tar from 'tar';
+import type * as Tar from 'tar';
 import type { Ctx } from '../../common/ctx';
 import { ConflictError, ForbiddenError, NotFoundError, ServiceUnavailableError, UserInputError } from '../../common/errors';
 import { TrustLevel, trustAtLeast } from '../../common/trust';
@@ -14,6 +14,10 @@ import type { ExportTickets, UserErasureHook, UserExportJobs } from './user-data
 import type { UserKey } from './user-data-query';
 import { eraseRows, ownedIds } from './user-erasure';
 import { writeUserExport, type ExportManifest } from './user-export-writer';
+
+/** tar, required on first use: only an export needs it, not the server's start. */
+// eslint-disable-next-line @typescript-eslint/no-require-imports
+const tarLib = (): typeof Tar => require('tar') as typeof Tar;
 
 export interface UserDataDeps {
   db: Db;
@@ -128,8 +132,8 @@ export class UserDataService {
     try {
       manifest = await writeUserExport(ctx, { db: this.deps.db, map: this.map, dataDir: this.options.dataDir }, await this.keyOf(ctx, userId), staging, progress);
       const entries = await readdir(staging);
-      await tar.create(
-        { gzip: true, file, cwd: staging, portable: true, mode: 0o600, filter: (_p: string, st: { isSymbolicLink?: () => boolean }) => !st.isSymbolicLink?.() } as tar.TarOptionsWithAliasesAsyncFile,
+      await tarLib().create(
+        { gzip: true, file, cwd: staging, portable: true, mode: 0o600, filter: (_p: string, st: { isSymbolicLink?: () => boolean }) => !st.isSymbolicLink?.() } as Tar.TarOptionsWithAliasesAsyncFile,
         ['manifest.json', ...entries.filter((e) => e !== 'manifest.json').sort()],
       );
     } finally {
@@ -208,7 +212,12 @@ export class UserDataService {
     const outside: Record<string, number> = {};
     for (const hook of this.deps.hooks) outside[hook.name] = await hook.erase(ctx, { userId, ids, handles: key.handles });
     const hookTables = new Set(this.deps.hooks.flatMap((h) => h.tables ?? []));
-    const tables = await db.withTransaction(ctx, (tx) => eraseRows(tx, db, this.map, key, hookTables));
+    const tables = await db.withTransaction(ctx, (tx) => {
+      // The user's tokens and budget go, and their memories: copies of them in any process are dropped.
+      db.changed(tx, 'users');
+      db.changed(tx, 'memory');
+      return eraseRows(tx, db, this.map, key, hookTables);
+    });
     // Keys and files written by work that was still running during the erasure are swept once more.
     for (const hook of this.deps.hooks) outside[hook.name]! += await hook.erase(ctx, { userId, ids, handles: key.handles });
     const rows = Object.values(tables).reduce((a, b) => a + b, 0);

@@ -78,6 +78,8 @@ it('builds on the first start, nothing on the second, only the console after a c
   expect(first.output).toContain('muninn: building the server…');
   expect(first.output).toContain('muninn: building the admin console…');
   expect(existsSync(path.join(copy, 'dist', 'server', 'cli', 'main.js'))).toBe(true);
+  // The server ran from the one-file bundle the build writes next to dist/server (bin/bundle-server.js).
+  expect(existsSync(path.join(copy, 'dist', 'muninn.bundle.js'))).toBe(true);
   expect(existsSync(path.join(copy, 'admin-ui', 'dist', 'index.html'))).toBe(true);
   expect(first.code).toBe(0);
   await eventually(() => !pidAlive(first.serverPid) && !pidAlive(first.redisPid), 10_000, 'the server and its Redis to stop');

@@ -6,7 +6,7 @@ import { In, IsNull, type ObjectLiteral, type Repository } from 'typeorm';
 import { TrustLevel } from '../../../server/common/trust';
 import { ENTITIES } from '../../../server/entities';
 import { AuditEntry } from '../../../server/modules/audit';
-import { Session, SessionStatus } from '../../../server/modules/sessions';
+import { ChatKind, Session, SessionStatus } from '../../../server/modules/sessions';
 import { User } from '../../../server/modules/users';
 import { findPage } from '../../../server/persistence/paginate';
 import { countPlain, selectPlain } from '../../../server/persistence/plain-select';
@@ -69,4 +69,32 @@ it('findPage gives the same pages on the plain path and through TypeORM', async 
   const next = await findPage(repo(AuditEntry), {}, { first: 2, afterId: viaPlain.nodes[1]!.id }, 'DESC');
   const nextTypeorm = await findPage(repo(AuditEntry), { id: In((await repo(AuditEntry).find()).map((a) => a.id)) }, { first: 2, afterId: viaPlain.nodes[1]!.id }, 'DESC');
   expect(next).toEqual(nextTypeorm);
+});
+
+it('loads a many-to-one relation with each row as find with relations does, null without one', async () => {
+  const sessions = repo(Session);
+  const group = await sessions.save(sessions.create({ key: 'telegram:group:g1', userId: null, channel: 'telegram', chatId: 'g1', chatKind: ChatKind.GROUP, status: SessionStatus.ACTIVE, startedAt: new Date(), lastActivityAt: new Date() }));
+  try {
+    const joined = await selectPlain(sessions, [{}], { order: 'DESC', limit: 4, join: 'user' });
+    const found = await sessions.find({ order: { id: 'DESC' }, take: 4, relations: { user: true } });
+    expect(joined).toEqual(found.map((s) => ({ ...s, user: s.user ?? null })));
+    expect(joined!.map((s) => s.user?.displayName ?? null)).toEqual(found.map((s) => s.user?.displayName ?? null));
+    expect(joined![0]!.user).toBeNull();
+    expect(Object.getPrototypeOf(joined![1]!.user)).toBe(User.prototype);
+    const page = await findPage(sessions, { status: SessionStatus.ACTIVE }, { first: 2, afterId: group.id }, 'DESC', { join: 'user' });
+    expect(page.nodes.map((s) => s.user?.id)).toEqual(found.slice(1, 3).map((s) => s.user?.id));
+    expect(await selectPlain(sessions, [{}], { join: 'nope' })).toBeNull();
+  } finally {
+    await sessions.delete({ id: group.id });
+  }
+});
+
+it('reads only the properties asked for (with the id and the foreign key), all of them for a name that is no column', async () => {
+  const sessions = repo(Session);
+  const found = await sessions.find({ order: { id: 'DESC' }, take: 3, relations: { user: true } });
+  const narrow = await selectPlain(sessions, [{}], { order: 'DESC', limit: 3, join: 'user', columns: ['key', 'lastActivityAt'], joinColumns: ['trust'] });
+  expect(narrow).toEqual(found.map((s) => ({ id: s.id, key: s.key, lastActivityAt: s.lastActivityAt, userId: s.userId, user: { id: s.user!.id, trust: s.user!.trust } })));
+  expect(Object.keys(narrow![0]!).sort()).toEqual(['id', 'key', 'lastActivityAt', 'user', 'userId']);
+  const whole = await selectPlain(sessions, [{}], { order: 'DESC', limit: 3, join: 'user', columns: ['key', 'title'], joinColumns: ['identities'] });
+  expect(whole).toEqual(found);
 });
