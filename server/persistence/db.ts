@@ -10,7 +10,6 @@ import { SqliteTransactionGate } from './sqlite-transaction-gate';
  */
 export class Db {
   private readonly gate: SqliteTransactionGate | null;
-  private generation = 0;
   /** Changes of rows that processes keep copies of (ChangeCache). */
   readonly changes = new ChangeFeed();
   /** What to do after each open transaction commits, by its entity manager. */
@@ -29,14 +28,6 @@ export class Db {
     return this.manager(ctx).getRepository(entity);
   }
 
-  /**
-   * Grows by one each time a transaction of this process ends (committed or rolled back): what was read
-   * before may be stale, so per-process caches of rows keep the generation they read in.
-   */
-  get writeGeneration(): number {
-    return this.generation;
-  }
-
   /** Runs `fn` in a transaction; nested calls reuse the outer one. */
   async withTransaction<T>(ctx: Ctx, fn: (ctx: Ctx) => Promise<T>): Promise<T> {
     if (ctx.manager?.queryRunner?.isTransactionActive && (!this.gate || this.gate.insideTransaction())) return fn(ctx);
@@ -46,12 +37,7 @@ export class Db {
         this.afterCommits.set(manager, committed);
         return fn(ctx.withManager(manager));
       });
-    let result: T;
-    try {
-      result = await (this.gate ? this.gate.run(run) : run());
-    } finally {
-      this.generation++;
-    }
+    const result = await (this.gate ? this.gate.run(run) : run());
     for (const then of committed) then();
     return result;
   }
