@@ -44,9 +44,10 @@ export interface JobMap {
   'summarizer.exchange': {
     /**
      * Condenses the session's waiting exchanges into memories (`session.summarizer_mode: auto`). Jobs queued
-     * before batching carry their one exchange in `userMessageIds` + `replyMessageId`.
+     * before batching carry their one exchange in `userMessageIds` + `replyMessageId`. With `quietMs`, the job
+     * waits on (delayed) until the newest waiting exchange is that old.
      */
-    data: { ctx: SerializedCtx; sessionId: string; userMessageIds?: string[]; replyMessageId?: string };
+    data: { ctx: SerializedCtx; sessionId: string; userMessageIds?: string[]; replyMessageId?: string; quietMs?: number };
     result: { memories: number; exchanges: number };
   };
   'beat.run': {

@@ -17,6 +17,8 @@ import { Db } from './persistence/db';
 import { openDatabase } from './persistence/data-source';
 import { ENTITIES } from './entities';
 import { ManagedRedis } from './redis/managed-redis';
+import type { Redis } from 'ioredis';
+import { RedisChangeTransport } from './redis/redis-change-transport';
 import { RedisConnections, safeRedisUrl } from './redis/redis-connections';
 import { AuditService } from './modules/audit';
 import { ApiTokenService, OwnerBootstrap } from './modules/auth';
@@ -164,6 +166,10 @@ export class App {
         if (connected.managed) stack.add('managed redis', () => connected.managed!.stop());
         redis = connected.redis;
         stack.add('redis clients', () => connected.redis.close());
+        // Copies of rarely changing rows (tokens, users, settings) are dropped when any process changes them.
+        const changes = new RedisChangeTransport(connected.main, connected.changesSub, config.redis.prefix, logger.child({ module: 'changes' }));
+        await changes.start();
+        db.changes.connect(changes);
       }
 
       const audit = new AuditService(db);
@@ -525,7 +531,10 @@ export class App {
  * The managed Redis started (when no `redis.url` is set) and this process's main connection ready; on a
  * failure whatever did start is stopped again. `close` undoes both, for a start-up that fails elsewhere.
  */
-async function connectRedis(config: AppConfig, logger: Logger): Promise<{ redis: RedisConnections; managed: ManagedRedis | null; close: () => Promise<void> }> {
+async function connectRedis(
+  config: AppConfig,
+  logger: Logger,
+): Promise<{ redis: RedisConnections; main: Redis; changesSub: Redis; managed: ManagedRedis | null; close: () => Promise<void> }> {
   let url = config.redis.url;
   let managed: ManagedRedis | null = null;
   if (!url) {
@@ -542,15 +551,16 @@ async function connectRedis(config: AppConfig, logger: Logger): Promise<{ redis:
     await redis.close();
     await managed?.stop();
   };
+  const main = redis.create('main');
+  const changesSub = redis.create('changes-sub');
   try {
-    redis.create('main');
     await redis.waitReady();
   } catch (err) {
     await close();
     throw err;
   }
   logger.info({ redis: safeRedisUrl(url) }, 'connected to Redis');
-  return { redis, managed, close };
+  return { redis, main, changesSub, managed, close };
 }
 
 /** Every secret value the config holds is redacted from logs. */

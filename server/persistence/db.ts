@@ -1,5 +1,6 @@
-import type { DataSource, EntityTarget, ObjectLiteral, Repository } from 'typeorm';
+import type { DataSource, EntityManager, EntityTarget, ObjectLiteral, Repository } from 'typeorm';
 import type { Ctx } from '../common/ctx';
+import { ChangeFeed, type ChangeTopic } from '../common/change-feed';
 import { SqliteTransactionGate } from './sqlite-transaction-gate';
 
 /**
@@ -9,7 +10,10 @@ import { SqliteTransactionGate } from './sqlite-transaction-gate';
  */
 export class Db {
   private readonly gate: SqliteTransactionGate | null;
-  private generation = 0;
+  /** Changes of rows that processes keep copies of (ChangeCache). */
+  readonly changes = new ChangeFeed();
+  /** What to do after each open transaction commits, by its entity manager. */
+  private readonly afterCommits = new WeakMap<EntityManager, Array<() => void>>();
 
   constructor(readonly dataSource: DataSource) {
     this.gate = dataSource.options.type === 'postgres' ? null : new SqliteTransactionGate(dataSource);
@@ -24,23 +28,30 @@ export class Db {
     return this.manager(ctx).getRepository(entity);
   }
 
-  /**
-   * Grows by one each time a transaction of this process ends (committed or rolled back): what was read
-   * before may be stale, so per-process caches of rows keep the generation they read in.
-   */
-  get writeGeneration(): number {
-    return this.generation;
-  }
-
   /** Runs `fn` in a transaction; nested calls reuse the outer one. */
   async withTransaction<T>(ctx: Ctx, fn: (ctx: Ctx) => Promise<T>): Promise<T> {
     if (ctx.manager?.queryRunner?.isTransactionActive && (!this.gate || this.gate.insideTransaction())) return fn(ctx);
-    const run = () => this.dataSource.transaction((manager) => fn(ctx.withManager(manager)));
-    try {
-      return await (this.gate ? this.gate.run(run) : run());
-    } finally {
-      this.generation++;
-    }
+    const committed: Array<() => void> = [];
+    const run = () =>
+      this.dataSource.transaction((manager) => {
+        this.afterCommits.set(manager, committed);
+        return fn(ctx.withManager(manager));
+      });
+    const result = await (this.gate ? this.gate.run(run) : run());
+    for (const then of committed) then();
+    return result;
+  }
+
+  /** Announces that rows of `topic` changed, once the context's transaction (if any) has committed. */
+  changed(ctx: Ctx, topic: ChangeTopic): void {
+    this.afterCommit(ctx, () => this.changes.changed(topic));
+  }
+
+  /** Runs `then` once the context's transaction has committed (never if it rolls back); at once outside one. */
+  afterCommit(ctx: Ctx, then: () => void): void {
+    const pending = ctx.manager ? this.afterCommits.get(ctx.manager) : undefined;
+    if (pending) pending.push(then);
+    else then();
   }
 
   /**

@@ -13,28 +13,44 @@ export interface RedisSessionEventsOptions {
 }
 
 /**
- * One event in one round trip: takes the next seq (KEYS[1]), puts it first into the event's JSON (ARGV[1],
- * an object without `seq`), appends it to the capped log (KEYS[2], last ARGV[2] kept), renews both keys'
- * time-to-live (ARGV[3] s) and publishes it (KEYS[3]); returns the seq.
+ * The events of one tick in one round trip: takes the next seqs (KEYS[1]), puts each first into its event's
+ * JSON (ARGV[3..], objects without `seq`), appends them to the capped log (KEYS[2], last ARGV[1] kept),
+ * renews both keys' time-to-live (ARGV[2] s) and publishes them (KEYS[3]) in one message: the event, or
+ * a JSON array of them when there are several. Returns the first event's seq.
  */
 const PUBLISH = `
-local seq = redis.call('INCR', KEYS[1])
-local json = '{"seq":' .. seq .. ',' .. string.sub(ARGV[1], 2)
-redis.call('RPUSH', KEYS[2], json)
-redis.call('LTRIM', KEYS[2], -tonumber(ARGV[2]), -1)
-redis.call('EXPIRE', KEYS[2], ARGV[3])
-redis.call('EXPIRE', KEYS[1], ARGV[3])
-redis.call('PUBLISH', KEYS[3], json)
-return seq`;
-const publishEvent = luaScript('publish_event', 3, PUBLISH);
+local n = #ARGV - 2
+local first = redis.call('INCRBY', KEYS[1], n) - n + 1
+local out = {}
+for i = 1, n do out[i] = '{"seq":' .. (first + i - 1) .. ',' .. string.sub(ARGV[i + 2], 2) end
+redis.call('RPUSH', KEYS[2], unpack(out))
+redis.call('LTRIM', KEYS[2], -tonumber(ARGV[1]), -1)
+redis.call('EXPIRE', KEYS[2], ARGV[2])
+redis.call('EXPIRE', KEYS[1], ARGV[2])
+if n == 1 then redis.call('PUBLISH', KEYS[3], out[1]) else redis.call('PUBLISH', KEYS[3], '[' .. table.concat(out, ',') .. ']') end
+return first`;
+const publishEvents = luaScript('publish_events', 3, PUBLISH);
+
+/** Most events one script call takes (Lua's unpack has a limit; a tick rarely has more than a few). */
+const MAX_BATCH = 200;
+
+interface Queued {
+  fields: Omit<SessionEvent, 'seq'>;
+  resolve: (e: SessionEvent) => void;
+  reject: (err: unknown) => void;
+}
 
 /**
- * Session events on Redis, one script call each (`PUBLISH` above): `INCR` gives the per-session seq, a capped list keeps recent events so a
- * subscriber that reconnects with `afterSeq` gets what it missed, and pub/sub carries live events. One
- * subscriber connection serves every local subscription.
+ * Session events on Redis, one script call per session and tick (`PUBLISH` above: the events a turn
+ * publishes together, such as its reply and its end, leave in one round trip; calls go out in order on one
+ * connection, so a session's events keep their order): `INCRBY` gives the per-session seqs, a capped list
+ * keeps recent events so a subscriber that reconnects with `afterSeq` gets what it missed, and pub/sub
+ * carries live events. One subscriber connection serves every local subscription.
  */
 export class RedisSessionEvents implements SessionEventPublisher, SessionEventSource {
   private readonly listeners = new Map<string, Set<(e: SessionEvent) => void>>();
+  /** Events published in this tick, per session, not yet sent. */
+  private readonly batches = new Map<string, Queued[]>();
   private readonly keep: number;
   private readonly ttl: number;
 
@@ -53,27 +69,47 @@ export class RedisSessionEvents implements SessionEventPublisher, SessionEventSo
     return `${this.options.prefix}:events:${kind}:${sessionId}`;
   }
 
-  async publish(sessionId: string, body: SessionEventBody): Promise<SessionEvent> {
-    const fields = { ...body, sessionId, at: new Date().toISOString() };
-    const seq = (await publishEvent(
-      this.pub,
-      [this.key('seq', sessionId), this.key('log', sessionId), this.key('ch', sessionId)],
-      [JSON.stringify(fields), String(this.keep), String(this.ttl)],
-    )) as number;
-    return { ...fields, seq } as SessionEvent;
+  /** Resolves once the event is stored and published (with the events of the same tick). */
+  publish(sessionId: string, body: SessionEventBody): Promise<SessionEvent> {
+    const fields = { ...body, sessionId, at: new Date().toISOString() } as Omit<SessionEvent, 'seq'>;
+    return new Promise((resolve, reject) => {
+      let batch = this.batches.get(sessionId);
+      if (!batch || batch.length >= MAX_BATCH) {
+        batch = [];
+        this.batches.set(sessionId, batch);
+        const queued = batch;
+        setImmediate(() => void this.flush(sessionId, queued));
+      }
+      batch.push({ fields, resolve, reject });
+    });
+  }
+
+  private async flush(sessionId: string, batch: Queued[]): Promise<void> {
+    if (this.batches.get(sessionId) === batch) this.batches.delete(sessionId);
+    try {
+      const first = (await publishEvents(
+        this.pub,
+        [this.key('seq', sessionId), this.key('log', sessionId), this.key('ch', sessionId)],
+        [String(this.keep), String(this.ttl), ...batch.map((q) => JSON.stringify(q.fields))],
+      )) as number;
+      batch.forEach((q, i) => q.resolve({ ...q.fields, seq: first + i } as SessionEvent));
+    } catch (err) {
+      for (const q of batch) q.reject(err);
+    }
   }
 
   private dispatch(channel: string, payload: string): void {
     const set = this.listeners.get(channel);
     if (!set) return;
-    let event: SessionEvent;
+    let events: SessionEvent[];
     try {
-      event = JSON.parse(payload) as SessionEvent;
+      const parsed = JSON.parse(payload) as SessionEvent | SessionEvent[];
+      events = Array.isArray(parsed) ? parsed : [parsed];
     } catch {
       this.logger.warn({ channel }, 'dropped a malformed session event');
       return;
     }
-    for (const fn of set) fn(event);
+    for (const event of events) for (const fn of set) fn(event);
   }
 
   private async listen(sessionId: string, fn: (e: SessionEvent) => void): Promise<() => Promise<void>> {

@@ -5,7 +5,7 @@ import { TrustLevel, trustAtLeast } from '../../common/trust';
 import type { Db } from '../../persistence/db';
 import type { TurnExecutor } from '../conversation';
 import { TurnAbortedError } from '../conversation';
-import type { SessionEventPublisher } from '../events';
+import type { SessionEventBody, SessionEventPublisher } from '../events';
 import type { ChatMessage, ChatResult, ToolCall } from '../models';
 import { ContextLengthError, ModelError } from '../models';
 import { Message } from '../sessions';
@@ -94,7 +94,7 @@ export class AgentLoop implements TurnExecutor {
   async runTurn(jobCtx: Ctx, session: Session, batch: Message[], turnId: string, signal: AbortSignal, profile: TurnProfile = CONVERSATION_TURN): Promise<void> {
     const { events } = this.deps;
     const last = batch[batch.length - 1]!;
-    const sender = last.userId ? await this.deps.users.findOne(jobCtx, last.userId) : null;
+    const sender = last.userId ? await this.deps.users.current(jobCtx, last.userId) : null;
     const ctx = this.senderCtx(jobCtx, sender, session);
     await events.publish(session.id, { type: 'TurnStarted', turnId, messageIds: batch.map((m) => m.id) });
     const typing = (on: boolean) =>
@@ -106,8 +106,7 @@ export class AgentLoop implements TurnExecutor {
       const { text, usage: used, clientToolCalls } = await this.think(ctx, session, batch, turnId, signal, sender, profile);
       usage = used;
       await typingShown;
-      const reply = await this.finish(ctx, session, batch, turnId, text, usage, MessageStatus.DONE, clientToolCalls);
-      await events.publish(session.id, { type: 'TurnFinished', turnId, status: 'done', replyMessageId: reply.id });
+      const reply = await this.finish(ctx, session, batch, turnId, text, usage, MessageStatus.DONE, (r) => ({ type: 'TurnFinished', turnId, status: 'done', replyMessageId: r.id }), clientToolCalls);
       if (profile.summarize) await this.deps.exchange.afterExchange(ctx, session, { userMessageIds: batch.map((m) => m.id), replyMessageId: reply.id });
     } catch (err) {
       await typingShown;
@@ -130,9 +129,8 @@ export class AgentLoop implements TurnExecutor {
       // would only point into our queue code. Anything else is a defect and keeps its stack.
       const logged = err instanceof ModelError || err instanceof AppError ? { error: err.message, kind: err.name } : { err };
       ctx.logger.warn({ ...logged, sessionId: session.id, turnId }, 'turn failed');
-      const reply = await this.finish(ctx, session, batch, turnId, problem, usage, MessageStatus.FAILED);
       const errorCode = err instanceof AppError ? err.code : null;
-      await events.publish(session.id, { type: 'TurnFinished', turnId, status: 'failed', replyMessageId: reply.id, error: problem, ...(errorCode ? { errorCode } : {}) });
+      await this.finish(ctx, session, batch, turnId, problem, usage, MessageStatus.FAILED, (r) => ({ type: 'TurnFinished', turnId, status: 'failed', replyMessageId: r.id, error: problem, ...(errorCode ? { errorCode } : {}) }));
     } finally {
       await typing(false);
     }
@@ -327,7 +325,10 @@ export class AgentLoop implements TurnExecutor {
     );
   }
 
-  /** Stores the reply and marks the turn's messages answered in one transaction, then delivers it. */
+  /**
+   * Stores the reply and marks the turn's messages answered in one transaction, delivers it, and publishes
+   * it together with the turn's end (`finished`; issued in one tick, the two events leave in one batch).
+   */
   private async finish(
     ctx: Ctx,
     session: Session,
@@ -336,6 +337,7 @@ export class AgentLoop implements TurnExecutor {
     text: string,
     usage: TokenCounts,
     status: MessageStatus.DONE | MessageStatus.FAILED,
+    finished: (reply: Message) => SessionEventBody,
     toolCalls?: ToolCall[],
   ): Promise<Message> {
     const { db, events } = this.deps;
@@ -366,10 +368,13 @@ export class AgentLoop implements TurnExecutor {
       await this.deps.lifecycle.recordActivity(tx, session.id, { messages: batch.length + 1, ...usage });
       return saved;
     });
-    await events.publish(session.id, { type: 'MessageAdded', messageId: reply.id, role: reply.role, content: reply.content });
     if (session.chatId) {
       await this.deps.outbound.deliver(ctx, { sessionId: session.id, channel: session.channel, chatId: session.chatId, messageId: reply.id, text, turnId });
     }
+    await Promise.all([
+      events.publish(session.id, { type: 'MessageAdded', messageId: reply.id, role: reply.role, content: reply.content }),
+      events.publish(session.id, finished(reply)),
+    ]);
     return reply;
   }
 }

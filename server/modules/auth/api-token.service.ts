@@ -37,13 +37,16 @@ function copyDate(value: Date | null): Date | null {
 /** API tokens: creation (shown once), verification by hash, revocation. */
 export class ApiTokenService {
   private readonly verified: VerifiedTokens;
+  private readonly usersGeneration: () => number;
 
   constructor(
     private readonly db: Db,
     private readonly users: UserService,
     private readonly audit: AuditService,
   ) {
-    this.verified = new VerifiedTokens(() => db.writeGeneration);
+    // A copy is current until a user, token or budget changes in any process (see ChangeFeed).
+    this.usersGeneration = db.changes.generationOf('users');
+    this.verified = new VerifiedTokens(this.usersGeneration);
   }
 
   /** Creates a token for `userId`: MEMBER and above for themselves, OWNER for anyone. */
@@ -80,6 +83,7 @@ export class ApiTokenService {
       if (!token.revokedAt) {
         token.revokedAt = new Date();
         await repo.save(token);
+        this.db.changed(tx, 'users');
         await this.audit.record(tx, 'token.revoke', { type: 'ApiToken', id }, { userId: token.userId });
       }
       return token;
@@ -101,7 +105,7 @@ export class ApiTokenService {
   /**
    * The user and token behind a bearer token, or null when it is unknown or revoked. A token verified a
    * moment ago is answered from this process's memory (see VerifiedTokens): a revocation or a trust change
-   * made here applies to the next request, one made by another process within a second.
+   * made in any process applies to the next request once announced (ChangeFeed), within a second at most.
    */
   async verify(ctx: Ctx, token: string): Promise<{ user: User; apiToken: ApiToken } | null> {
     if (!token) return null;
@@ -110,7 +114,7 @@ export class ApiTokenService {
     const cached = ctx.manager ? null : this.verified.get(hash);
     let found = cached;
     if (!found) {
-      const generation = this.db.writeGeneration;
+      const generation = this.usersGeneration();
       found = await this.read(ctx, hash);
       if (!found) {
         this.verified.delete(hash);

@@ -18,23 +18,23 @@ export interface VerifiedToken {
 
 interface Entry {
   value: VerifiedToken;
-  /** The write generation the value was read in; any later write transaction retires it. */
+  /** The change generation the value was read in; any later announced change retires it. */
   generation: number;
   expiresAt: number;
 }
 
 /**
  * Recently verified tokens of this process, by token hash, so a busy client's requests do not each read
- * the token and its user again. An entry is used only while no write transaction has ended in this
- * process since it was read (a revocation, a trust change, a rename or a deletion here retires it at
- * once) and for at most `ttlMs` (what another process changed is seen after that long at most). Unknown
+ * the token and its user again. An entry is used only while no change of users or tokens has been
+ * announced since it was read (a revocation, a trust change, a rename or a deletion retires it at once in
+ * the process that made it, and in the others as soon as they hear of it) and for at most `ttlMs`. Unknown
  * and revoked tokens are never kept.
  */
 export class VerifiedTokens {
   private readonly entries = new Map<string, Entry>();
 
   constructor(
-    /** The current write generation (Db.writeGeneration). */
+    /** The current generation of the users/tokens change topic (`Db.changes.generationOf`). */
     private readonly generation: () => number,
     private readonly ttlMs = 1000,
     private readonly maxEntries = 1000,
@@ -52,7 +52,7 @@ export class VerifiedTokens {
     return entry.value;
   }
 
-  /** Keeps what was read in `generation`, unless a write transaction has ended since. */
+  /** Keeps what was read in `generation`, unless a change was announced since. */
   set(hash: string, value: VerifiedToken, generation: number): void {
     if (generation !== this.generation()) return;
     this.entries.delete(hash);

@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import { ChangeCache } from '../../common/change-cache';
 import type { Clock } from '../../common/clock';
 import type { Ctx } from '../../common/ctx';
 import { BudgetExceededError, UserInputError } from '../../common/errors';
@@ -36,6 +37,14 @@ const toNanos = (usd: number) => Math.round(usd * NANO);
 const toUsd = (nanos: number) => nanos / NANO;
 const DAY_MS = 86_400_000;
 
+/** What the database says about a user's limits. */
+interface BudgetRow {
+  trust: TrustLevel;
+  budgetId: string | null;
+  dailyUsd: number | string | null;
+  monthlyUsd: number | string | null;
+}
+
 /** A user's limits in USD and where they come from. */
 interface Limits {
   trust: TrustLevel;
@@ -54,12 +63,15 @@ interface Limits {
  */
 export class BudgetService implements BudgetGuard {
   private readonly holdMs: number;
+  /** Budget rows by user (dropped on any change of users or budgets, in any process). */
+  private readonly budgetRows: ChangeCache<BudgetRow | null>;
 
   constructor(
     private readonly deps: { db: Db; ledger: BudgetLedger; prices: PriceTable; audit: AuditService; notices: BudgetNotices; clock: Clock; metrics?: Metrics },
     private readonly options: BudgetServiceOptions,
   ) {
     this.holdMs = options.holdMs ?? 15 * 60_000;
+    this.budgetRows = new ChangeCache(deps.db.changes, ['users']);
   }
 
   get onExceed(): 'block' | 'downgrade' {
@@ -187,6 +199,7 @@ export class BudgetService implements BudgetGuard {
       row.dailyUsd = dailyUsd;
       row.monthlyUsd = monthlyUsd;
       await repo.save(row);
+      this.deps.db.changed(tx, 'users');
       await this.deps.audit.record(tx, 'budget.set', { type: 'User', id: userId }, { dailyUsd, monthlyUsd });
     });
     return this.status(ctx, userId);
@@ -197,6 +210,7 @@ export class BudgetService implements BudgetGuard {
     await this.requireMayManage(ctx, userId);
     await this.deps.db.withTransaction(ctx, async (tx) => {
       await this.deps.db.repo(tx, UserBudget).delete({ userId });
+      this.deps.db.changed(tx, 'users');
       await this.deps.audit.record(tx, 'budget.clear', { type: 'User', id: userId });
     });
     return this.status(ctx, userId);
@@ -232,7 +246,17 @@ export class BudgetService implements BudgetGuard {
   }
 
   private async limitsFor(ctx: Ctx, userId: string): Promise<Limits> {
-    // One statement: the user's trust and their own budget row, when they have one.
+    // This process's copy while no user or budget changed (in any process): a change applies at the next call.
+    const row = await this.budgetRows.get(userId, () => this.budgetRow(ctx, userId));
+    const trust = row?.trust ?? TrustLevel.GUEST;
+    const usd = (v: number | string | null) => (v === null ? null : Number(v));
+    if (row?.budgetId) return { trust, dailyUsd: usd(row.dailyUsd), monthlyUsd: usd(row.monthlyUsd), custom: true };
+    const byTrust = this.options.config().defaults[trust];
+    return { trust, dailyUsd: byTrust?.daily_usd ?? null, monthlyUsd: byTrust?.monthly_usd ?? null, custom: false };
+  }
+
+  /** One statement: the user's trust and their own budget row, when they have one. */
+  private async budgetRow(ctx: Ctx, userId: string): Promise<BudgetRow | null> {
     const row = await this.deps.db
       .repo(ctx, User)
       .createQueryBuilder('u')
@@ -242,12 +266,8 @@ export class BudgetService implements BudgetGuard {
       .addSelect('b.dailyUsd', 'dailyUsd')
       .addSelect('b.monthlyUsd', 'monthlyUsd')
       .where('u.id = :userId', { userId })
-      .getRawOne<{ trust: TrustLevel; budgetId: string | null; dailyUsd: number | string | null; monthlyUsd: number | string | null }>();
-    const trust = row?.trust ?? TrustLevel.GUEST;
-    const usd = (v: number | string | null) => (v === null ? null : Number(v));
-    if (row?.budgetId) return { trust, dailyUsd: usd(row.dailyUsd), monthlyUsd: usd(row.monthlyUsd), custom: true };
-    const byTrust = this.options.config().defaults[trust];
-    return { trust, dailyUsd: byTrust?.daily_usd ?? null, monthlyUsd: byTrust?.monthly_usd ?? null, custom: false };
+      .getRawOne<BudgetRow>();
+    return row ?? null;
   }
 
   /** Seeds the ledger's day and month counters of a user from the usage table. */

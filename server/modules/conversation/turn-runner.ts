@@ -2,9 +2,13 @@ import type { Ctx } from '../../common/ctx';
 import type { SessionLocks } from './session-locks';
 import type { TurnExecutor, TurnService } from './turn.service';
 
-/** Port: work that must not overlap a turn, done right after a drain while the session is still held. */
+/**
+ * Port: work that must not overlap a turn, done right after a drain while the session is still held and
+ * only when no message is pending: a chore that has work asks `stillPending` (read once per drain, so a
+ * drain whose chores have nothing to do reads nothing) and leaves its work for a later drain when it is.
+ */
 export interface SessionChores {
-  afterDrain(ctx: Ctx, sessionId: string): Promise<void>;
+  afterDrain(ctx: Ctx, sessionId: string, stillPending: () => Promise<boolean>): Promise<void>;
 }
 
 /**
@@ -16,10 +20,12 @@ export type DrainOutcome = { status: 'done'; turns: number; more: boolean } | { 
 /**
  * Runs a session's turns, one worker at a time (DESIGN §2.3): takes the session's lock, answers its
  * oldest pending message (`turnsPerDrain`, default 1, so a busy session does not keep a worker from
- * the others: its next turn is scheduled behind them), releases the lock and looks again, so a message
- * whose own job found the lock held is not left waiting. The chores run once nothing is pending. A job
- * that finds the lock held is `busy` (the holder sees its message). A worker that dies loses its lock
- * after the lock's time-to-live; messages it left PROCESSING are answered again by the next holder.
+ * the others: its next turn is scheduled behind them) and releases the lock. `more` asks for another
+ * drain only for messages that were already waiting when this one looked: a message stored later was
+ * scheduled by its sender, and the turn queue keeps that job for after the running one (one drain job
+ * per session runs at a time). The chores run once nothing is pending (each asks when it has work). A job that finds the lock held is
+ * `busy` (the holder sees its message). A worker that dies loses its lock after the lock's time-to-live;
+ * messages it left PROCESSING are answered again by the next holder.
  */
 export class TurnRunner {
   constructor(
@@ -37,14 +43,17 @@ export class TurnRunner {
     let turns = 0;
     let more = false;
     try {
-      turns = await this.turns.drainSession(ctx, sessionId, this.executor, signal, this.turnsPerDrain);
-      more = await this.turns.hasPending(ctx, sessionId);
-      if (!more) for (const chore of this.chores) if (!lock.lost && !signal.aborted) await chore.afterDrain(ctx, sessionId);
+      const drained = await this.turns.drainSession(ctx, sessionId, this.executor, signal, this.turnsPerDrain);
+      turns = drained.turns;
+      more = drained.left > 0;
+      if (!more) {
+        let pending: Promise<boolean> | null = null;
+        const stillPending = () => (pending ??= this.turns.hasPending(ctx, sessionId));
+        for (const chore of this.chores) if (!lock.lost && !signal.aborted) await chore.afterDrain(ctx, sessionId, stillPending);
+      }
     } finally {
       await lock.release();
     }
-    // A message stored while the lock was being released: its job may have found the lock still held.
-    if (!more && !signal.aborted) more = await this.turns.hasPending(ctx, sessionId);
     return { status: 'done', turns, more: more && !signal.aborted };
   }
 }

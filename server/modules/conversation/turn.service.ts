@@ -47,6 +47,12 @@ export interface TurnTicket {
   reply?: string | null;
 }
 
+/** What a drain did: the turns it ran, and the messages it saw waiting but left for a later drain. */
+export interface DrainResult {
+  turns: number;
+  left: number;
+}
+
 /** Port: runs one turn for a batch of inbound messages; the agent loop implements it. */
 export interface TurnExecutor {
   runTurn(ctx: Ctx, session: Session, batch: Message[], turnId: string, signal: AbortSignal): Promise<void>;
@@ -133,7 +139,7 @@ export class TurnService {
   }
 
   /** Drains a session by id; a session that no longer exists has nothing to drain. */
-  drainSession(ctx: Ctx, sessionId: string, runner: TurnExecutor, signal: AbortSignal, maxTurns = Infinity): Promise<number> {
+  drainSession(ctx: Ctx, sessionId: string, runner: TurnExecutor, signal: AbortSignal, maxTurns = Infinity): Promise<DrainResult> {
     return this.drain(ctx, sessionId, runner, signal, maxTurns);
   }
 
@@ -172,15 +178,19 @@ export class TurnService {
 
   /**
    * Runs turns until the session has no pending message (or `maxTurns` ran): one per message in `followup`
-   * and `interrupt` modes, one for everything waiting in `collect` mode. Returns the number of turns run.
+   * and `interrupt` modes, one for everything waiting in `collect` mode. Returns the number of turns run
+   * and how many of the messages seen pending at the last look were left for later.
    */
-  async drain(ctx: Ctx, sessionId: string, runner: TurnExecutor, signal: AbortSignal, maxTurns = Infinity): Promise<number> {
+  async drain(ctx: Ctx, sessionId: string, runner: TurnExecutor, signal: AbortSignal, maxTurns = Infinity): Promise<DrainResult> {
     let turns = 0;
+    let left = 0;
     while (!signal.aborted && turns < maxTurns) {
       const next = await this.nextPending(ctx, sessionId);
+      left = next?.pending.length ?? 0;
       if (!next) break;
       const { session, pending } = next;
       const batch = this.queueMode() === 'collect' ? pending : [pending[0]!];
+      left -= batch.length;
       // A message submitted with its turn id keeps it (first run only: a retried turn gets a new id).
       const first = batch[0]!;
       const turnId = first.status === MessageStatus.QUEUED && first.turnId ? first.turnId : newId();
@@ -193,6 +203,6 @@ export class TurnService {
       }
       turns += 1;
     }
-    return turns;
+    return { turns, left };
   }
 }

@@ -1,4 +1,5 @@
 import path from 'node:path';
+import { ChangeCache } from '../../common/change-cache';
 import type { Ctx } from '../../common/ctx';
 import type { Logger } from '../../common/logger';
 import type { Db } from '../../persistence/db';
@@ -65,12 +66,15 @@ export class SqlMemoryStore implements MemoryStore {
   /** Search threads (SQLite file in WAL mode), from `init` on. */
   private pool: MemorySearchPool | null = null;
   private readonly termCap: number | undefined;
+  /** Whether owners have indexed items, by owner set, while the index did not change in any process. */
+  private readonly owned: ChangeCache<boolean>;
 
   constructor(
     private readonly db: Db,
     options: SqlMemoryStoreOptions,
   ) {
     this.pg = db.kind === 'postgres';
+    this.owned = new ChangeCache(db.changes, ['memory']);
     this.ranking = resolveRankingOptions(options);
     this.embedder = options.embedder ?? null;
     this.logger = options.logger;
@@ -190,6 +194,7 @@ export class SqlMemoryStore implements MemoryStore {
         const puts = plan.filter((x) => x.vector && this.vecDims === x.vector.length).map((x) => ({ seq: seqOf.get(x.item.id)!, owner: x.item.owner, vector: x.vector! }));
         written.push(...(await this.vec.putMany(tx, puts)));
       }
+      this.db.changed(tx, 'memory');
     });
     this.committed(written, dropped);
   }
@@ -208,6 +213,7 @@ export class SqlMemoryStore implements MemoryStore {
         const p = new Params(this.pg);
         await this.query(tx, `DELETE FROM memory_index WHERE seq IN (${p.list(part)})`, p.values);
       }
+      this.db.changed(tx, 'memory');
     });
     this.committed([], removed);
   }
@@ -308,8 +314,12 @@ export class SqlMemoryStore implements MemoryStore {
     };
   }
 
-  /** Whether any item of these owners is indexed. */
-  private async anyOwned(ctx: Ctx, owners: readonly string[] | 'all'): Promise<boolean> {
+  /** Whether any item of these owners is indexed (this process's answer while the index did not change). */
+  private anyOwned(ctx: Ctx, owners: readonly string[] | 'all'): Promise<boolean> {
+    return this.owned.get(owners === 'all' ? '' : [...owners].sort().join(' '), () => this.probeOwned(ctx, owners));
+  }
+
+  private async probeOwned(ctx: Ctx, owners: readonly string[] | 'all'): Promise<boolean> {
     const p = new Params(this.pg);
     const where = owners === 'all' ? '' : `WHERE owner IN (${p.list(owners)}) `;
     return ((await this.query(ctx, `SELECT 1 AS one FROM memory_index ${where}LIMIT 1`, p.values)) as unknown[]).length > 0;

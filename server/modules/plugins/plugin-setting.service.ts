@@ -1,4 +1,5 @@
 import { In, IsNull } from 'typeorm';
+import { ChangeCache } from '../../common/change-cache';
 import type { Ctx } from '../../common/ctx';
 import { UserInputError } from '../../common/errors';
 import { TrustLevel } from '../../common/trust';
@@ -11,10 +12,15 @@ const NAME = /^[a-z][a-z0-9_:.-]{0,99}$/;
 
 /** On/off switches for tools and channels, globally or per channel. */
 export class PluginSettingService {
+  /** Every setting (a small table), while none changed in any process. */
+  private readonly all: ChangeCache<PluginSetting[]>;
+
   constructor(
     private readonly db: Db,
     private readonly audit: AuditService,
-  ) {}
+  ) {
+    this.all = new ChangeCache(db.changes, ['plugins']);
+  }
 
   list(ctx: Ctx): Promise<PluginSetting[]> {
     access.requireTrust(ctx, TrustLevel.ADMIN, 'plugin settings');
@@ -32,6 +38,7 @@ export class PluginSettingService {
       const previous = existing?.enabled ?? null;
       row.enabled = enabled;
       const saved = await repo.save(row);
+      this.db.changed(tx, 'plugins');
       await this.audit.record(tx, 'plugin.set', { type: 'PluginSetting', id: saved.id }, { plugin, channel, enabled, previous });
       return saved;
     });
@@ -46,7 +53,10 @@ export class PluginSettingService {
   async enabledMany(ctx: Ctx, plugins: ReadonlyArray<{ plugin: string; fallback: boolean }>, channel: string | null): Promise<Map<string, boolean>> {
     const out = new Map<string, boolean>();
     if (!plugins.length) return out;
-    const rows = await this.db.repo(ctx, PluginSetting).findBy({ plugin: In([...new Set(plugins.map((p) => p.plugin))]) });
+    // Outside a transaction, this process's copy of the whole table (read again after any change).
+    const rows = ctx.manager
+      ? await this.db.repo(ctx, PluginSetting).findBy({ plugin: In([...new Set(plugins.map((p) => p.plugin))]) })
+      : await this.all.get('', () => this.db.repo(ctx, PluginSetting).find());
     for (const { plugin, fallback } of plugins) {
       const specific = channel ? rows.find((r) => r.plugin === plugin && r.channel === channel) : undefined;
       const global = rows.find((r) => r.plugin === plugin && r.channel === null);

@@ -73,6 +73,7 @@ export class SkillSyncService {
     const syncedAt = new Date();
     const problemOf = new Map(problems.map((p) => [p.folder, p.message]));
     await this.db.withTransaction(ctx, async (tx) => {
+      this.db.changed(tx, 'skills');
       const repo = this.db.repo(tx, LearnedSkill);
       const rows = new Map((await repo.find()).map((r) => [r.name, r]));
       for (const def of found.values()) {

@@ -1,4 +1,5 @@
 import path from 'node:path';
+import { ChangeCache } from '../../common/change-cache';
 import type { Ctx } from '../../common/ctx';
 import { access } from '../../common/access';
 import { NotFoundError } from '../../common/errors';
@@ -16,8 +17,8 @@ export function skillPlugin(name: string): string {
 /**
  * The synced skills: the list for ADMINs, the enable switch, and which skills a sender may use on a
  * channel (enabled, trust at or above `min_trust`, the channel in `channels` or none listed, and the
- * `skill:<name>` plugin setting not off for the channel). Read from the table every time, so a switch
- * takes effect at the next turn.
+ * `skill:<name>` plugin setting not off for the channel). Read from this process's copy of the table,
+ * dropped on every change in any process, so a switch takes effect at the next turn.
  */
 export class SkillService {
   constructor(
@@ -25,7 +26,12 @@ export class SkillService {
     private readonly audit: AuditService,
     private readonly plugins: PluginSettingService,
     private readonly options: { /** `skills.dir` as configured, for showing where a skill's file is. */ dir?: string } = {},
-  ) {}
+  ) {
+    this.enabledSkills = new ChangeCache(db.changes, ['skills']);
+  }
+
+  /** The enabled skills, while none changed in any process. */
+  private readonly enabledSkills: ChangeCache<LearnedSkill[]>;
 
   /** Where the skill's file is: `<skills.dir>/<name>/SKILL.md`. */
   sourceFile(skill: Pick<LearnedSkill, 'name'>): string {
@@ -47,6 +53,7 @@ export class SkillService {
       const previous = skill.enabled;
       skill.enabled = enabled;
       const saved = await repo.save(skill);
+      this.db.changed(tx, 'skills');
       await this.audit.record(tx, 'skill.set_enabled', { type: 'LearnedSkill', id: saved.id }, { name, enabled, previous });
       return saved;
     });
@@ -55,7 +62,7 @@ export class SkillService {
   /** Skills the actor may use on `channel`, by name. GUESTs and anonymous senders get none (DESIGN §3). */
   async usableBy(ctx: Ctx, channel: string): Promise<LearnedSkill[]> {
     if (!trustAtLeast(ctx.trust, TrustLevel.MEMBER)) return [];
-    const skills = await this.db.repo(ctx, LearnedSkill).find({ where: { enabled: true }, order: { name: 'ASC' } });
+    const skills = await this.enabledSkills.get('', () => this.db.repo(ctx, LearnedSkill).find({ where: { enabled: true }, order: { name: 'ASC' } }));
     const allowed = skills.filter((skill) => trustAtLeast(ctx.trust, skill.minTrust) && (!skill.channels.length || skill.channels.includes(channel)));
     const active = await this.plugins.enabledMany(ctx, allowed.map((skill) => ({ plugin: skillPlugin(skill.name), fallback: true })), channel);
     return allowed.filter((skill) => active.get(skillPlugin(skill.name)));

@@ -8,10 +8,16 @@ import { memoryOwnerOf, type ExchangeRef } from './summarizer.service';
  * list; one job per session condenses whatever is waiting when it runs.
  */
 export interface SummaryJobs {
-  /** Adds an exchange to its session's waiting list; returns how many are waiting now. */
-  addPending(ctx: Ctx, exchange: ExchangeRef): Promise<number>;
-  /** Makes sure a job will condense the session's waiting exchanges `delayMs` from now (an earlier one is moved). */
-  schedule(ctx: Ctx, sessionId: string, delayMs: number): Promise<void>;
+  /**
+   * Adds an exchange to its session's waiting list; returns how many are waiting now, and the session's
+   * job that has not started yet, if any: `later` (delayed) or `now` (due); `none` also when it runs.
+   */
+  addPending(ctx: Ctx, exchange: ExchangeRef): Promise<{ waiting: number; job: 'none' | 'later' | 'now' }>;
+  /**
+   * Makes sure a job will condense the session's waiting exchanges `delayMs` from now (an earlier one is
+   * moved). With `quietMs`, the job waits on until the newest exchange is that old.
+   */
+  schedule(ctx: Ctx, sessionId: string, delayMs: number, quietMs?: number): Promise<void>;
 }
 
 export interface AutoSummaryPolicy {
@@ -25,7 +31,7 @@ export interface AutoSummaryPolicy {
 /**
  * `session.summarizer_mode: auto`: finished exchanges are condensed into memories in the background, in
  * batches: one summarizer call once `summarizer_batch` exchanges wait, or when the session has been quiet
- * for `summarizer_idle_seconds`. `manual`: nothing per turn (the compaction valve still applies).
+ * for `summarizer_idle_seconds` (one delayed job per session, scheduled with the first exchange waiting). `manual`: nothing per turn (the compaction valve still applies).
  * Never fails the turn: a queue problem is logged.
  */
 export class AutoSummarizer implements ExchangeListener {
@@ -41,8 +47,11 @@ export class AutoSummarizer implements ExchangeListener {
   ): Promise<void> {
     if (this.policy.mode() !== 'auto' || !memoryOwnerOf(session)) return;
     try {
-      const waiting = await this.jobs.addPending(ctx, { sessionId: session.id, ...exchange });
-      await this.jobs.schedule(ctx, session.id, waiting >= this.policy.batch() ? 0 : this.policy.idleMs());
+      const { waiting, job } = await this.jobs.addPending(ctx, { sessionId: session.id, ...exchange });
+      // A job already waiting for the session to go quiet looks at the newest exchange before it runs.
+      if (waiting >= this.policy.batch()) {
+        if (job !== 'now') await this.jobs.schedule(ctx, session.id, 0);
+      } else if (job === 'none') await this.jobs.schedule(ctx, session.id, this.policy.idleMs(), this.policy.idleMs());
     } catch (err) {
       ctx.logger.warn({ err, sessionId: session.id }, 'could not queue the exchange for the summarizer');
     }

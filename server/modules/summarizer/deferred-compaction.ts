@@ -41,10 +41,15 @@ export class DeferredCompaction implements SessionChores {
     return { queued: true };
   }
 
-  /** Called by the turn runner after a drain, holding the session's lock. */
-  async afterDrain(ctx: Ctx, sessionId: string): Promise<void> {
+  /** Called by the turn runner after a drain, holding the session's lock; waits while messages are pending. */
+  async afterDrain(ctx: Ctx, sessionId: string, stillPending: () => Promise<boolean>): Promise<void> {
     const request = await this.deps.requests.take(sessionId);
     if (!request) return;
+    if (await stillPending()) {
+      // A message is waiting: the drain that answers it compacts afterwards.
+      await this.deps.requests.put(sessionId, request);
+      return;
+    }
     const session = await this.deps.db.repo(ctx, Session).findOneBy({ id: sessionId });
     if (session?.status !== SessionStatus.ACTIVE) return;
     try {

@@ -212,7 +212,12 @@ export class UserDataService {
     const outside: Record<string, number> = {};
     for (const hook of this.deps.hooks) outside[hook.name] = await hook.erase(ctx, { userId, ids, handles: key.handles });
     const hookTables = new Set(this.deps.hooks.flatMap((h) => h.tables ?? []));
-    const tables = await db.withTransaction(ctx, (tx) => eraseRows(tx, db, this.map, key, hookTables));
+    const tables = await db.withTransaction(ctx, (tx) => {
+      // The user's tokens and budget go, and their memories: copies of them in any process are dropped.
+      db.changed(tx, 'users');
+      db.changed(tx, 'memory');
+      return eraseRows(tx, db, this.map, key, hookTables);
+    });
     // Keys and files written by work that was still running during the erasure are swept once more.
     for (const hook of this.deps.hooks) outside[hook.name]! += await hook.erase(ctx, { userId, ids, handles: key.handles });
     const rows = Object.values(tables).reduce((a, b) => a + b, 0);

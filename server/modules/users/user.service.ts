@@ -8,6 +8,7 @@ import { findPage } from '../../persistence/paginate';
 import { selectPlain } from '../../persistence/plain-select';
 import type { AuditService } from '../audit';
 import { access } from '../../common/access';
+import { ChangeCache } from '../../common/change-cache';
 import { Identity } from './identity.entity';
 import { User } from './user.entity';
 
@@ -21,14 +22,29 @@ export interface CreateUserInput {
 
 /** Users, their trust and their identities. */
 export class UserService {
+  /** Users as read recently, by id (dropped on any change of users, in any process). */
+  private readonly copies: ChangeCache<User | null>;
+
   constructor(
     private readonly db: Db,
     private readonly audit: AuditService,
     private readonly defaultTrust: TrustLevel,
-  ) {}
+  ) {
+    this.copies = new ChangeCache(db.changes, ['users']);
+  }
 
   findOne(ctx: Ctx, id: string): Promise<User | null> {
     return this.db.repo(ctx, User).findOneBy({ id });
+  }
+
+  /**
+   * {@link findOne} for the hot path of a turn: this process's copy of the user while no user changed
+   * (in any process, see ChangeCache); read afresh inside a transaction.
+   */
+  async current(ctx: Ctx, id: string): Promise<User | null> {
+    if (ctx.manager) return this.findOne(ctx, id);
+    const user = await this.copies.get(id, () => this.findOne(ctx, id));
+    return user ? Object.assign(new User(), user) : null;
   }
 
   /** The user, or NOT_FOUND. */
@@ -80,6 +96,7 @@ export class UserService {
       const previous = user.displayName;
       user.displayName = name;
       const saved = await this.db.repo(tx, User).save(user);
+      this.db.changed(tx, 'users');
       await this.audit.record(tx, 'user.rename', { type: 'User', id: userId }, { from: previous, to: name });
       return saved;
     });
@@ -96,6 +113,7 @@ export class UserService {
       const previous = user.trust;
       user.trust = trust;
       const saved = await this.db.repo(tx, User).save(user);
+      this.db.changed(tx, 'users');
       await this.audit.record(tx, 'user.trust.set', { type: 'User', id: userId }, { from: previous, to: trust });
       return saved;
     });
@@ -143,6 +161,7 @@ export class UserService {
       }
       await manager.createQueryBuilder().update('pairing_requests').set({ userId: null }).where('"userId" = :id', { id }).execute();
       await this.db.repo(tx, User).delete({ id });
+      this.db.changed(tx, 'users');
       await this.audit.record(tx, 'user.delete', { type: 'User', id }, { displayName: user.displayName, trust: user.trust });
       return true;
     });
