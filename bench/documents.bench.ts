@@ -88,12 +88,7 @@ export async function documentsBench(b: BenchContext): Promise<void> {
     const search = { owners: [owner, 'global'], limit: 10, types: ['document'] };
     const queries = Array.from({ length: b.quick ? 30 : 100 }, (_, i) => corpus.query(i));
     // The floor: the exact scan in JS over the same vectors (as in the memory rows).
-    const scan: number[] = [];
-    for (const q of queries.slice(0, 10)) {
-      const s0 = performance.now();
-      corpus.exactTopK(q.vector, 10);
-      scan.push(performance.now() - s0);
-    }
+    const scan = corpus.exactScanTimes(queries);
     const floor = { name: 'exact JS scan', p50: summarize(scan).p50 };
     for (const q of queries.slice(0, 3)) await t.store.search(t.ctx, q.text, search);
     // CPU time of the process per search (all threads; the process does nothing else meanwhile): what a

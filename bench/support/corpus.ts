@@ -129,6 +129,15 @@ export class Corpus {
     return { text, vector: v };
   }
 
+  /** Milliseconds of the exact scan (`exactTopK`, k = 10) for each of the first 10 queries: the benches' floor. */
+  exactScanTimes(queries: ReadonlyArray<{ vector: Float32Array }>): number[] {
+    return queries.slice(0, 10).map((q) => {
+      const t0 = performance.now();
+      this.exactTopK(q.vector, 10);
+      return performance.now() - t0;
+    });
+  }
+
   /** Indices of the `k` vectors nearest to `q` by cosine (vectors are normalized), by exact scan. */
   exactTopK(q: Float32Array, k: number, count = this.size): number[] {
     const best: Array<[number, number]> = [];
