@@ -63,6 +63,8 @@ export async function makeWorker<N extends JobName>(
       prefix: `${env.prefix}:bull`,
       lockDuration: env.lockMs,
       stalledInterval: env.stalledIntervalMs,
+      // An idle worker polls for jobs this often at most (BullMQ caps it at 10 s); a new job wakes it at once.
+      drainDelay: 10,
       ...options,
     },
   );

@@ -1,7 +1,7 @@
 /** A held channel lease; `lost` turns true when renewal found another holder (or none). */
 export interface HeldChannelLease {
   readonly lost: boolean;
-  release(): Promise<void>;
+  release(): Promise<unknown>;
 }
 
 /**

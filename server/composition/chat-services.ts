@@ -28,7 +28,7 @@ import type { SenderPolicy } from '../channels/inbound-pipeline';
 import { AgentLoop, ModelCallExecutor, NO_MEMORIES } from '../modules/agent';
 import type { AuditService } from '../modules/audit';
 import { SlashCommandService } from '../modules/commands';
-import { RunningTurns, SessionRotation, TurnControl, TurnRunner, TurnService } from '../modules/conversation';
+import { DirectTurns, RunningTurns, SessionRotation, TurnControl, TurnRunner, TurnService } from '../modules/conversation';
 import { HousekeepingService } from '../modules/maintenance';
 import { MemoryReindexCommands, type MemoryService } from '../modules/memory';
 import { estimateMessages, loggedExecutor, ModelCallService, ModelRouter, ProviderHealthService } from '../modules/models';
@@ -212,7 +212,7 @@ export async function buildChatServices(deps: ChatDeps): Promise<ChatServices> {
   await liveness.start();
   const locks = new RedisSessionLocks(main, prefix, q.turn_lock_ms, liveness);
   const turnQueue = turnJobs(queueEnv);
-  const turnControl = new TurnControl(turnQueue, new RedisTurnAborts(main, () => redis.create('turn-abort-sub'), prefix, logger), locks);
+  const turnControl = new TurnControl(turnQueue, new RedisTurnAborts(main, () => redis.create('turn-abort-sub'), prefix, logger), locks, new DirectTurns(turnQueue, locks, running, logger.child({ module: 'turns' })));
   const marks = new RedisInteractiveMarks(main, prefix, config.ai.background_grace_ms);
   const modelQueues = new ModelCallQueues(queueEnv, router, config.ai.max_retries, marks, liveness);
   await modelQueues.init();
@@ -278,6 +278,7 @@ export async function buildChatServices(deps: ChatDeps): Promise<ChatServices> {
     // A compacted session starts at no more than half the threshold, so it does not compact again at once.
     seedBudgetTokens: () => Math.floor(config.session.compact_threshold * models.info('main').contextWindow * 0.5),
     contextWindow: () => models.info('main').contextWindow,
+    drainLater: (sessionId) => turnControl.schedule(sessionId),
   }, clock);
   const skillJobs = skillSyncJobs(queueEnv);
   const skills = new SkillLayer({ config, db, audit: deps.audit, plugins: deps.plugins, redis: main, jobs: skillJobs });

@@ -20,6 +20,10 @@ import { startMemoryReindexWorker } from '../../jobs/memory';
 import type { ChatServices } from './chat-services';
 import type { MemoryLayer } from './memory-layer';
 
+/** How often a worker process looks for sessions whose messages wait longer than STALE_PENDING_MS. */
+const SWEEP_EVERY_MS = 15_000;
+const STALE_PENDING_MS = 30_000;
+
 /** Exchanges summarized at once per worker process (background work). */
 const SUMMARIZER_CONCURRENCY = 2;
 
@@ -44,9 +48,11 @@ export async function startChatWorkers(chat: ChatServices, deps: WorkerDeps): Pr
   // runs here, so a chat gets them before the replies that follow them.
   await new ReplyRedelivery(deps.db, chat.outbound).recover(Ctx.system(logger, 'redelivery'));
   const turnWorker = await startTurnWorker(env, chat.turnRunner, config.queues.turn_concurrency, chat.liveness);
+  const direct = chat.turnControl.direct;
   stack.add('turn worker', async () => {
     chat.running.abortAll('shutdown');
-    await turnWorker.close();
+    direct?.abort(TurnAbortedError.SHUTDOWN);
+    await Promise.all([turnWorker.close(), direct?.close()]);
     await stopAborts();
   });
   stack.add('model workers', await chat.modelQueues.startWorkers(chat.models));
@@ -75,6 +81,12 @@ export async function startChatWorkers(chat: ChatServices, deps: WorkerDeps): Pr
   stack.add('skills watcher', () => chat.skills.stopWatching());
   await chat.maintenance.schedule();
   await chat.turns.recoverPending(logger);
+  // From here on, a message stored in this process is answered here at once while a slot is free; the
+  // sweep looks again at sessions whose messages wait too long (their process died mid-turn).
+  direct?.attach(chat.turnRunner, config.queues.turn_concurrency);
+  const sweep = setInterval(() => void chat.turns.recoverStale(logger, STALE_PENDING_MS).catch((err: Error) => logger.warn({ err: err.message }, 'stale-session sweep failed')), SWEEP_EVERY_MS);
+  sweep.unref();
+  stack.add('stale-session sweep', () => clearInterval(sweep));
   void deps.memory?.startBackground(Ctx.system(logger, 'memory'));
   // Registered last, so it runs first on shutdown, while the model-call workers still serve the turns.
   stack.add('running turns', () => finishRunningTurns(turnWorker, chat, config.shutdown_timeout_ms, logger));
@@ -91,9 +103,10 @@ async function finishRunningTurns(worker: Worker, chat: ChatServices, timeoutMs:
     if (!chat.running.size) return;
     logger.warn({ turns: chat.running.size }, 'running turns did not finish in time: handing them back to the queue');
     chat.running.abortAll(TurnAbortedError.SHUTDOWN);
+    chat.turnControl.direct?.abort(TurnAbortedError.SHUTDOWN);
   }, timeoutMs);
   try {
-    await worker.close();
+    await Promise.all([worker.close(), chat.turnControl.direct?.close()]);
   } finally {
     clearTimeout(timer);
   }

@@ -64,6 +64,24 @@ export class Db {
     await this.manager(tx).query('SELECT pg_advisory_xact_lock(hashtextextended($1, 0))', [name]);
   }
 
+  /**
+   * Inserts one entity (every column set by the application) and returns one row of SQL expressions
+   * evaluated with it, in the same statement (`INSERT … RETURNING`, which TypeORM builds only on
+   * PostgreSQL). `returning` gets a placeholder maker for its own parameters.
+   */
+  async insertReturning<E extends ObjectLiteral, R>(ctx: Ctx, entity: EntityTarget<E>, row: E, returning: (param: (value: unknown) => string) => string): Promise<R> {
+    const manager = this.manager(ctx);
+    const [sql, params] = manager.createQueryBuilder().insert().into(entity).values(row).updateEntity(false).getQueryAndParameters();
+    const all = [...params];
+    const driver = manager.connection.driver;
+    const param = (value: unknown) => {
+      all.push(value);
+      return driver.createParameter(`r${all.length}`, all.length - 1);
+    };
+    const rows = (await manager.query(`${sql} RETURNING ${returning(param)}`, all)) as R[];
+    return rows[0]!;
+  }
+
   private manager(ctx: Ctx) {
     return ctx.manager ?? this.dataSource.manager;
   }

@@ -18,8 +18,13 @@ export class ProcessLiveness {
     private readonly ttlMs = 4000,
   ) {}
 
+  /** The heartbeat key of process `id` is this prefix followed by the id (for scripts that check it). */
+  get keyPrefix(): string {
+    return `${this.prefix}:proc:`;
+  }
+
   private key(id: string): string {
-    return `${this.prefix}:proc:${id}`;
+    return `${this.keyPrefix}${id}`;
   }
 
   async start(): Promise<void> {

@@ -4,18 +4,39 @@ import { luaScript } from './lua-script';
 import type { ProcessLiveness } from './process-liveness';
 
 const RELEASE = `if redis.call('get', KEYS[1]) == ARGV[1] then return redis.call('del', KEYS[1]) else return 0 end`;
+/** Releases like RELEASE and takes the lock's mark in the same step. KEYS: lock, mark. ARGV: token. Returns 1 when marked. */
+const RELEASE_MARKED = `if redis.call('get', KEYS[1]) == ARGV[1] then redis.call('del', KEYS[1]) end
+if redis.call('del', KEYS[2]) == 1 then return 1 else return 0 end`;
+/**
+ * Marks a lock whose holder lives. KEYS: lock, mark. ARGV: mark ttl (ms), the liveness key prefix ('' without
+ * liveness). Returns 1 when marked; 0 when the lock is free or its holder's process is dead (its heartbeat
+ * key, named after the token's first part, is gone), so the caller hands the work on instead. The
+ * heartbeat key is not among KEYS: Muninn's Redis is one node, not a cluster.
+ */
+const MARK_IF_HELD = `local token = redis.call('get', KEYS[1])
+if not token then return 0 end
+local holder = string.match(token, '^([^|]*)|')
+if ARGV[2] ~= '' and holder and holder ~= '-' and redis.call('exists', ARGV[2] .. holder) == 0 then return 0 end
+redis.call('set', KEYS[2], '1', 'PX', ARGV[1])
+return 1`;
 const EXTEND = `if redis.call('get', KEYS[1]) == ARGV[1] then return redis.call('pexpire', KEYS[1], ARGV[2]) else return 0 end`;
 /** Replaces a dead holder's token with ours. KEYS: lock. ARGV: old token, new token, ttl. */
 const TAKE_OVER = `if redis.call('get', KEYS[1]) == ARGV[1] then return redis.call('set', KEYS[1], ARGV[2], 'PX', ARGV[3]) else return nil end`;
 const release = luaScript('lock_release', 1, RELEASE);
+const releaseMarked = luaScript('lock_release_marked', 2, RELEASE_MARKED);
+const markIfHeld = luaScript('lock_mark_if_held', 2, MARK_IF_HELD);
 const extend = luaScript('lock_extend', 1, EXTEND);
 const takeOver = luaScript('lock_take_over', 1, TAKE_OVER);
+
+/** How long a mark outlives a holder that never released (a dead process): a day. */
+const MARK_TTL_MS = 86_400_000;
 
 /** A held lock; `lost` is set when renewal failed (another worker may own it now). */
 export interface HeldLock {
   readonly key: string;
   lost: boolean;
-  release(): Promise<void>;
+  /** Frees the lock; true when it was marked meanwhile (only with a mark key, see `markIfHeld`). */
+  release(): Promise<boolean>;
 }
 
 /**
@@ -31,7 +52,11 @@ export class RedisLock {
     private readonly liveness?: ProcessLiveness,
   ) {}
 
-  async tryAcquire(key: string): Promise<HeldLock | null> {
+  /**
+   * Takes the lock when it is free (or its holder's process is dead). With `markKey`, whoever finds the
+   * lock held may mark it (`markIfHeld`), and `release` tells the holder so.
+   */
+  async tryAcquire(key: string, markKey?: string): Promise<HeldLock | null> {
     const token = `${this.liveness?.id ?? '-'}|${randomUUID()}`;
     const ok = await this.redis.set(key, token, 'PX', this.ttlMs, 'NX');
     if (ok !== 'OK' && !(await this.takeOverFromDead(key, token))) return null;
@@ -40,7 +65,9 @@ export class RedisLock {
       lost: false,
       release: async () => {
         clearInterval(timer);
+        if (markKey) return (await releaseMarked(this.redis, [key, markKey], [token])) === 1;
         await release(this.redis, [key], [token]);
+        return false;
       },
     };
     const timer = setInterval(() => {
@@ -61,6 +88,11 @@ export class RedisLock {
     const holder = current?.split('|')[0];
     if (!current || !holder || holder === '-' || (await this.liveness.isAlive(holder))) return false;
     return (await takeOver(this.redis, [key], [current, token, String(this.ttlMs)])) === 'OK';
+  }
+
+  /** Marks the lock for its holder when it is held by a live process (see `tryAcquire`); false otherwise. */
+  async markIfHeld(key: string, markKey: string): Promise<boolean> {
+    return (await markIfHeld(this.redis, [key, markKey], [String(MARK_TTL_MS), this.liveness?.keyPrefix ?? ''])) === 1;
   }
 
   async isHeld(key: string): Promise<boolean> {

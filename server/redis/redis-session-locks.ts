@@ -3,7 +3,10 @@ import type { HeldSessionLock, SessionLocks } from '../modules/conversation';
 import { RedisLock } from './redis-lock';
 import type { ProcessLiveness } from './process-liveness';
 
-/** Session locks in Redis (`<prefix>:turn:lock:<sessionId>`), renewed while held. */
+/**
+ * Session locks in Redis (`<prefix>:turn:lock:<sessionId>`), renewed while held, with a mark
+ * (`<prefix>:turn:mark:<sessionId>`) for a message stored while the session was held.
+ */
 export class RedisSessionLocks implements SessionLocks {
   private readonly locks: RedisLock;
 
@@ -20,8 +23,16 @@ export class RedisSessionLocks implements SessionLocks {
     return `${this.prefix}:turn:lock:${sessionId}`;
   }
 
+  private markKey(sessionId: string): string {
+    return `${this.prefix}:turn:mark:${sessionId}`;
+  }
+
   tryAcquire(sessionId: string): Promise<HeldSessionLock | null> {
-    return this.locks.tryAcquire(this.key(sessionId));
+    return this.locks.tryAcquire(this.key(sessionId), this.markKey(sessionId));
+  }
+
+  markIfHeld(sessionId: string): Promise<boolean> {
+    return this.locks.markIfHeld(this.key(sessionId), this.markKey(sessionId));
   }
 
   isHeld(sessionId: string): Promise<boolean> {

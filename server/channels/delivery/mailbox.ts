@@ -30,7 +30,7 @@ export interface Mailbox {
   /** Takes the oldest item off (delivered or given up) and remembers its key as done. */
   finishHead(chat: string, key: string): Promise<void>;
   /** Exclusive right to serve the chat; null when another worker serves it. */
-  lock(chat: string): Promise<{ readonly lost: boolean; release(): Promise<void> } | null>;
+  lock(chat: string): Promise<{ readonly lost: boolean; release(): Promise<unknown> } | null>;
 }
 
 /** Port: makes sure some worker serves the chat's mailbox (the `outbound` queue in jobs/). */

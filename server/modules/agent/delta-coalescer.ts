@@ -1,11 +1,12 @@
 /**
  * Streams text deltas to a sink: the first one at once (so the reply starts showing immediately), later
- * ones gathered and flushed at most every `intervalMs`. Flushes are serialized, so order is kept.
+ * ones gathered and flushed at most every `intervalMs`. The sink is called at once with each flush and
+ * must keep the order of its calls (the session event publisher does).
  */
 export class DeltaCoalescer {
   private buffer = '';
   private timer: NodeJS.Timeout | null = null;
-  private chain: Promise<void> = Promise.resolve();
+  private readonly sent: Array<Promise<unknown>> = [];
   private sentFirst = false;
   private failed: unknown = null;
 
@@ -36,18 +37,21 @@ export class DeltaCoalescer {
     const text = this.buffer;
     this.buffer = '';
     if (!text) return;
-    this.chain = this.chain.then(() => this.sink(text)).then(
-      () => undefined,
-      (err: unknown) => {
+    this.sent.push(
+      this.sink(text).catch((err: unknown) => {
         this.failed ??= err;
-      },
+      }),
     );
   }
 
-  /** Sends what is left and waits for every flush; rethrows the first sink failure. */
-  async close(): Promise<void> {
+  /**
+   * Sends what is left (at once: it leaves with whatever the caller publishes next in this tick, such
+   * as the end of the turn) and resolves when every flush is done; rethrows the first sink failure.
+   */
+  close(): Promise<void> {
     this.flushNow();
-    await this.chain;
-    if (this.failed) throw this.failed;
+    return Promise.all(this.sent).then(() => {
+      if (this.failed) throw this.failed;
+    });
   }
 }

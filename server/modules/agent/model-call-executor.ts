@@ -30,7 +30,9 @@ export class ModelCallExecutor {
       if (coalescer?.started && err && typeof err === 'object') Object.assign(err, { streamed: true });
       throw err;
     } finally {
-      await coalescer?.close().catch(() => undefined);
+      // Not waited for: the last deltas leave with the turn's end when that follows in the same tick
+      // (the publisher keeps their order); a failed publish shows in the turn's own events.
+      void coalescer?.close().catch(() => undefined);
     }
   }
 }

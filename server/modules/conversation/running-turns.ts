@@ -48,6 +48,11 @@ export class RunningTurns {
   get size(): number {
     return this.running.size;
   }
+
+  /** Whether a turn of the session runs in this process. */
+  has(sessionId: string): boolean {
+    return this.running.has(sessionId);
+  }
 }
 
 /** The reason a turn was aborted: `/stop`, `stopTurn`, a newer message in `interrupt` mode, shutdown. */

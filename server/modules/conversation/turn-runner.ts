@@ -1,6 +1,7 @@
 import type { Ctx } from '../../common/ctx';
-import type { SessionLocks } from './session-locks';
-import type { TurnExecutor, TurnService } from './turn.service';
+import type { HeldSessionLock, SessionLocks } from './session-locks';
+import type { ClaimedTurn } from './turn-scheduler';
+import type { DrainResult, TurnExecutor, TurnService } from './turn.service';
 
 /**
  * Port: work that must not overlap a turn, done right after a drain while the session is still held and
@@ -40,11 +41,31 @@ export class TurnRunner {
   async drain(ctx: Ctx, sessionId: string, signal: AbortSignal): Promise<DrainOutcome> {
     const lock = await this.locks.tryAcquire(sessionId);
     if (!lock) return { status: 'busy' };
-    let turns = 0;
+    return this.drainHeld(ctx, sessionId, lock, signal);
+  }
+
+  /** Drains the session under a lock the caller took (`TurnScheduler.reserve`); lets it go after. */
+  drainHeld(ctx: Ctx, sessionId: string, lock: HeldSessionLock, signal: AbortSignal): Promise<DrainOutcome> {
+    return this.underLock(ctx, sessionId, lock, signal, () => this.turns.drainSession(ctx, sessionId, this.executor, signal, this.turnsPerDrain));
+  }
+
+  /** Answers a message stored under the caller's lock (`TurnScheduler.reserve`), then as a drain would. */
+  runClaimed(ctx: Ctx, claimed: ClaimedTurn, lock: HeldSessionLock, signal: AbortSignal): Promise<DrainOutcome> {
+    return this.underLock(ctx, claimed.session.id, lock, signal, () => this.turns.runClaimed(ctx, claimed, this.executor, signal));
+  }
+
+  /**
+   * Runs `turns`, then the chores when nothing is pending, and lets the session go. A message stored
+   * meanwhile was left to this holder (the lock's mark), so it counts as `more` even when the drain was
+   * stopped (shutdown): the turn queue then has the session.
+   */
+  private async underLock(ctx: Ctx, sessionId: string, lock: HeldSessionLock, signal: AbortSignal, turns: () => Promise<DrainResult>): Promise<DrainOutcome> {
+    let ran = 0;
     let more = false;
+    let marked = false;
     try {
-      const drained = await this.turns.drainSession(ctx, sessionId, this.executor, signal, this.turnsPerDrain);
-      turns = drained.turns;
+      const drained = await turns();
+      ran = drained.turns;
       more = drained.left > 0;
       if (!more) {
         let pending: Promise<boolean> | null = null;
@@ -52,8 +73,8 @@ export class TurnRunner {
         for (const chore of this.chores) if (!lock.lost && !signal.aborted) await chore.afterDrain(ctx, sessionId, stillPending);
       }
     } finally {
-      await lock.release();
+      marked = await lock.release();
     }
-    return { status: 'done', turns, more: more && !signal.aborted };
+    return { status: 'done', turns: ran, more: (more && !signal.aborted) || marked };
   }
 }

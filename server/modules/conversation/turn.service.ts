@@ -9,7 +9,7 @@ import { Message } from '../sessions';
 import { Session } from '../sessions';
 import { MessageRole, MessageStatus } from '../sessions';
 import type { RunningTurns } from './running-turns';
-import type { TurnScheduler } from './turn-scheduler';
+import type { ClaimedTurn, TurnScheduler } from './turn-scheduler';
 
 export type QueueMode = 'followup' | 'collect' | 'interrupt';
 
@@ -71,48 +71,90 @@ export class TurnService {
     private readonly queueMode: () => QueueMode,
   ) {}
 
-  /** Stores the message and schedules its session; a duplicate returns the first message. */
+  /**
+   * Stores the message and has its session drained; a duplicate returns the first message. When this
+   * process can answer it at once (`TurnScheduler.reserve`), the session's lock is taken before the
+   * message is stored, so it is stored as being answered and its turn starts here without a queue hop.
+   */
   async submit(ctx: Ctx, session: Session, input: SubmitInput): Promise<TurnTicket> {
     if (input.dedupeKey) {
       const existing = await this.db.repo(ctx, Message).findOneBy({ dedupeKey: input.dedupeKey });
       if (existing) return { messageId: existing.id, sessionId: existing.sessionId, status: existing.status, duplicate: true };
     }
+    const reservation = SELF_RUN_CHANNELS.includes(session.channel) ? null : await this.scheduler.reserve(session.id);
     let message: Message;
+    let older = 0;
     try {
-      // A message without images is one row: one statement, no transaction around it.
-      const store = async (tx: Ctx) => {
-        const repo = this.db.repo(tx, Message);
-        const saved = await repo.save(
-          repo.create({
-            sessionId: session.id,
-            userId: ctx.userId,
-            role: MessageRole.USER,
-            content: input.text,
-            status: MessageStatus.QUEUED,
-            dedupeKey: input.dedupeKey ?? null,
-            turnId: input.turnId ?? null,
-            voiceSeconds: input.voiceSeconds ?? null,
-          }),
-          // Every column is set here (ids and times by the application): nothing to read back.
-          { reload: false, transaction: false },
-        );
-        if (input.images?.length) {
-          const images = this.db.repo(tx, Image);
-          await images.save(input.images.map((img) => images.create({ messageId: saved.id, mimeType: img.mimeType, dataBase64: img.dataBase64 })));
-        }
-        return saved;
-      };
-      message = input.images?.length ? await this.db.withTransaction(ctx, store) : await store(ctx);
+      ({ message, older } = await this.store(ctx, session, input, reservation ? (input.turnId ?? newId()) : null));
     } catch (err) {
+      await reservation?.cancel();
       // Two deliveries of one platform message racing: the unique dedupe key lets exactly one in.
       const dup = input.dedupeKey ? await this.db.repo(ctx, Message).findOneBy({ dedupeKey: input.dedupeKey }) : null;
       if (dup) return { messageId: dup.id, sessionId: dup.sessionId, status: dup.status, duplicate: true };
       throw err;
     }
-    await this.events.publish(session.id, { type: 'MessageAdded', messageId: message.id, role: message.role, content: message.content, ...(message.voiceSeconds != null ? { voiceSeconds: message.voiceSeconds } : {}) });
+    const added = this.events.publish(session.id, { type: 'MessageAdded', messageId: message.id, role: message.role, content: message.content, ...(message.voiceSeconds != null ? { voiceSeconds: message.voiceSeconds } : {}) });
+    if (reservation && !older) {
+      // Started before the event has left, so the turn's start usually leaves with it (events of one tick).
+      reservation.run({ session, message, turnId: message.turnId! });
+      await added;
+      return { messageId: message.id, sessionId: session.id, status: MessageStatus.QUEUED, duplicate: false };
+    }
+    await added;
+    if (reservation) {
+      // Older messages wait (a drain is due): this one queues behind them, and the drain starts here.
+      await this.db.repo(ctx, Message).update({ id: message.id }, { status: MessageStatus.QUEUED, turnId: input.turnId ?? null });
+      reservation.drain();
+      return { messageId: message.id, sessionId: session.id, status: MessageStatus.QUEUED, duplicate: false };
+    }
     if (this.queueMode() === 'interrupt') await this.scheduler.requestAbort(session.id, 'a newer message arrived', message.id);
     await this.scheduler.schedule(session.id, message.id);
     return { messageId: message.id, sessionId: session.id, status: message.status, duplicate: false };
+  }
+
+  /**
+   * One row for a message without images, with no transaction around it. `turnId` set: the session is
+   * reserved, so the message is stored as being answered by that turn, and the same statement counts the
+   * messages of the session that were waiting before it (answered first).
+   */
+  private async store(ctx: Ctx, session: Session, input: SubmitInput, turnId: string | null): Promise<{ message: Message; older: number }> {
+    const run = async (tx: Ctx) => {
+      const repo = this.db.repo(tx, Message);
+      const row = repo.create({
+        sessionId: session.id,
+        userId: ctx.userId,
+        role: MessageRole.USER,
+        content: input.text,
+        status: turnId ? MessageStatus.PROCESSING : MessageStatus.QUEUED,
+        dedupeKey: input.dedupeKey ?? null,
+        turnId: turnId ?? input.turnId ?? null,
+        voiceSeconds: input.voiceSeconds ?? null,
+      });
+      row.id = newId();
+      row.createdAt = row.updatedAt = new Date();
+      row.hasImages = !!input.images?.length;
+      let older = 0;
+      if (turnId) {
+        const found = await this.db.insertReturning<Message, { older: number | string }>(
+          tx,
+          Message,
+          row,
+          (p) =>
+            `(SELECT COUNT(*) FROM messages o WHERE o."sessionId" = ${p(session.id)} AND o.role = ${p(MessageRole.USER)} ` +
+            `AND o.status IN (${p(MessageStatus.QUEUED)}, ${p(MessageStatus.PROCESSING)}) AND o.id < ${p(row.id)}) AS older`,
+        );
+        older = Number(found.older);
+      } else {
+        // Every column is set here (ids and times by the application): nothing to read back.
+        await repo.save(row, { reload: false, transaction: false });
+      }
+      if (input.images?.length) {
+        const images = this.db.repo(tx, Image);
+        await images.save(input.images.map((img) => images.create({ messageId: row.id, mimeType: img.mimeType, dataBase64: img.dataBase64 })));
+      }
+      return { message: row, older };
+    };
+    return input.images?.length ? this.db.withTransaction(ctx, run) : run(ctx);
   }
 
   /** Messages still waiting (or left PROCESSING by a crashed worker), oldest first. */
@@ -125,17 +167,49 @@ export class TurnService {
 
   /** Schedules every session that still has pending messages (worker start, after a crash). */
   async recoverPending(logger: Logger): Promise<number> {
-    const rows = await this.db
-      .repo(Ctx.system(logger, 'recover'), Message)
+    const ids = await this.pendingSessions(Ctx.system(logger, 'recover'), null);
+    for (const sessionId of ids) await this.scheduler.schedule(sessionId, 'recover');
+    if (ids.length) logger.info({ sessions: ids.length }, 'rescheduled sessions with pending messages');
+    return ids.length;
+  }
+
+  /**
+   * The safety net of turns answered where their message was stored (no queue job stands for them): a
+   * session with a message waiting longer than `olderThanMs` is scheduled again. One whose turn still runs
+   * is only marked for its holder; one whose holder died is drained by whoever takes its lock over.
+   */
+  async recoverStale(logger: Logger, olderThanMs: number): Promise<number> {
+    const ids = await this.pendingSessions(Ctx.system(logger, 'recover'), new Date(Date.now() - olderThanMs));
+    for (const sessionId of ids) await this.scheduler.schedule(sessionId, 'recover');
+    if (ids.length) logger.debug({ sessions: ids.length }, 'looked again at sessions with messages waiting');
+    return ids.length;
+  }
+
+  /** Sessions with user messages QUEUED or PROCESSING (last changed before `before`, when given). */
+  private async pendingSessions(ctx: Ctx, before: Date | null): Promise<string[]> {
+    const query = this.db
+      .repo(ctx, Message)
       .createQueryBuilder('m')
       .select('DISTINCT m.sessionId', 'sessionId')
       .innerJoin(Session, 's', 's.id = m.sessionId')
-      .where('m.role = :role AND m.status IN (:...statuses)', { role: MessageRole.USER, statuses: [MessageStatus.QUEUED, MessageStatus.PROCESSING] })
-      .andWhere('s.channel NOT IN (:...selfRun)', { selfRun: SELF_RUN_CHANNELS })
-      .getRawMany<{ sessionId: string }>();
-    for (const { sessionId } of rows) await this.scheduler.schedule(sessionId, 'recover');
-    if (rows.length) logger.info({ sessions: rows.length }, 'rescheduled sessions with pending messages');
-    return rows.length;
+      // Literal statuses, so SQLite can use the partial index of pending messages (IDX_messages_pending).
+      .where(`m.status IN ('${MessageStatus.QUEUED}', '${MessageStatus.PROCESSING}') AND m.role = :role`, { role: MessageRole.USER })
+      .andWhere('s.channel NOT IN (:...selfRun)', { selfRun: SELF_RUN_CHANNELS });
+    if (before) query.andWhere('m.updatedAt < :before', { before });
+    const rows = await query.getRawMany<{ sessionId: string }>();
+    return rows.map((r) => r.sessionId);
+  }
+
+  /** Answers a message stored under a reservation (`submit`): a turn of its own, with nothing older waiting. */
+  async runClaimed(ctx: Ctx, claimed: ClaimedTurn, runner: TurnExecutor, signal: AbortSignal): Promise<DrainResult> {
+    const { session, message, turnId } = claimed;
+    const controller = this.running.begin(session.id, turnId, message.id, signal);
+    try {
+      await runner.runTurn(ctx, session, [message], turnId, controller.signal);
+    } finally {
+      this.running.end(session.id, turnId);
+    }
+    return { turns: 1, left: 0 };
   }
 
   /** Drains a session by id; a session that no longer exists has nothing to drain. */

@@ -9,6 +9,8 @@ import { MessageRole, MessageStatus } from './session.types';
 @ObjectType()
 @Entity('messages')
 @Index(['sessionId', 'id'])
+// Only the messages waiting for an answer (a handful): the sweep for sessions nobody drains reads these.
+@Index('IDX_messages_pending', ['updatedAt'], { where: `"status" IN ('QUEUED', 'PROCESSING')` })
 export class Message extends BaseRecord {
   @Field()
   @Column({ type: 'varchar', length: 36 })

@@ -88,6 +88,8 @@ export class CompactionService {
       seedBudgetTokens?: () => number;
       /** The main model's context window, to tell how much of it carried messages take. */
       contextWindow?: () => number;
+      /** Hands a session to the turn queue: for a message stored while a compaction held the session. */
+      drainLater?: (sessionId: string) => Promise<void>;
     },
     private readonly clock: Clock = SYSTEM_CLOCK,
   ) {}
@@ -184,6 +186,7 @@ export class CompactionService {
         return this.compact(ctx, current, { reason: 'compact', instructions, priority: 'interactive', notice });
       },
       answering ? 0 : FINISHING_TURN_WAIT_MS,
+      this.options.drainLater,
     );
     if (!out) throw new ConflictError('A turn is running in this session; compact again when it has finished (or /stop it first).');
     return out.value;

@@ -10,6 +10,7 @@ import { McpServers1796498868515 } from './1796498868515-mcpservers';
 import { ChannelSetups1796510286776 } from './1796510286776-channelsetups';
 import { MemoryIndexOwnerType1796510702575 } from './1796510702575-memory-index-owner-type';
 import { Budgets1796511047123 } from './1796511047123-budgets';
+import { PendingMessages1796550897078 } from './1796550897078-pendingmessages';
 
 /** Every migration, oldest first. */
-export const MIGRATIONS = [Initial1796240211829, MemoryIndex1796244563057, MemoryKeywordIndex1796244563058, BeatSchedules1796315211001, Webhooks1796316856970, SkillSyncState1796498201146, Voice1796498673783, Documents1796498805308, McpServers1796498868515, ChannelSetups1796510286776, MemoryIndexOwnerType1796510702575, Budgets1796511047123] as const;
+export const MIGRATIONS = [Initial1796240211829, MemoryIndex1796244563057, MemoryKeywordIndex1796244563058, BeatSchedules1796315211001, Webhooks1796316856970, SkillSyncState1796498201146, Voice1796498673783, Documents1796498805308, McpServers1796498868515, ChannelSetups1796510286776, MemoryIndexOwnerType1796510702575, Budgets1796511047123, PendingMessages1796550897078] as const;

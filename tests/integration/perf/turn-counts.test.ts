@@ -26,7 +26,7 @@ import { TEST_DATABASE_URL_ENV } from '../../support/test-database';
  * by the clock while the turns run (idle workers' BZPOPMIN time-outs, stall and reclaim checks, channel
  * setup sync, the token read again once a second): under a statement and a few commands per turn.
  */
-const CEILING = { sql: 12, redis: 24, inScripts: 125 };
+const CEILING = { sql: 10, redis: 12, inScripts: 60 };
 const TURNS = 15;
 
 /** BullMQ's scripts by their SHA1 (EVALSHA), for a readable report. */

@@ -51,7 +51,8 @@ export class InProcessAbortBus implements TurnAbortBus {
  * (as when renewing it failed) and frees the session for someone else.
  */
 export class InProcessSessionLocks implements SessionLocks {
-  private readonly held = new Map<string, { lost: boolean; release(): Promise<void> }>();
+  private readonly held = new Map<string, { lost: boolean; release(): Promise<boolean> }>();
+  private readonly marked = new Set<string>();
   /** Every acquisition and release, in order (`+id` / `-id`), to check what ran under the lock. */
   readonly log: string[] = [];
 
@@ -62,6 +63,7 @@ export class InProcessSessionLocks implements SessionLocks {
       release: async () => {
         if (this.held.get(sessionId) === lock) this.held.delete(sessionId);
         this.log.push(`-${sessionId}`);
+        return this.marked.delete(sessionId);
       },
     };
     this.held.set(sessionId, lock);
@@ -71,6 +73,12 @@ export class InProcessSessionLocks implements SessionLocks {
 
   async isHeld(sessionId: string): Promise<boolean> {
     return this.held.has(sessionId);
+  }
+
+  async markIfHeld(sessionId: string): Promise<boolean> {
+    if (!this.held.has(sessionId)) return false;
+    this.marked.add(sessionId);
+    return true;
   }
 
   loseLock(sessionId: string): void {
