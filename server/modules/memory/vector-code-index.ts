@@ -24,7 +24,8 @@ class OwnerCodes {
   seqs: Int32Array;
   readonly memory: CodeMemory;
   count = 0;
-  readonly slotOf = new Map<number, number>();
+  /** Slot of each seq, built on the first write after loading (a search needs none). */
+  private slots: Map<number, number> | null = null;
   /** 32-bit words a code takes in `memory` (its words, padded to an even count). */
   private readonly stride: number;
 
@@ -37,10 +38,40 @@ class OwnerCodes {
     this.stride = this.memory.stride * 2;
   }
 
+  private get slotOf(): Map<number, number> {
+    if (!this.slots) {
+      this.slots = new Map();
+      for (let i = 0; i < this.count; i++) this.slots.set(this.seqs[i]!, i);
+    }
+    return this.slots;
+  }
+
+  /**
+   * Appends a block as loaded (seqs not yet held): `codes` holds the codes end to end, `words × 4` bytes each
+   * (what `codeBytes` wrote), copied in one go when a code needs no padding.
+   */
+  appendBlock(block: CodeBlock): void {
+    const n = block.seqs.length;
+    if (!n) return;
+    const bytes = this.words * 4;
+    if (block.codes.length !== n * bytes) throw new Error(`vector codes: ${block.codes.length} bytes for ${n} codes of ${bytes}`);
+    let capacity = this.seqs.length;
+    while (capacity < this.count + n) capacity *= 2;
+    if (capacity > this.seqs.length) this.grow(capacity);
+    const first = this.count;
+    for (let i = 0; i < n; i++) this.seqs[first + i] = block.seqs[i]!;
+    const target = new Uint8Array(this.memory.words.buffer, this.memory.words.byteOffset, this.memory.words.byteLength);
+    const slotBytes = this.stride * 4;
+    if (slotBytes === bytes) target.set(block.codes, first * slotBytes);
+    else for (let i = 0; i < n; i++) target.set(block.codes.subarray(i * bytes, (i + 1) * bytes), (first + i) * slotBytes);
+    this.count += n;
+    if (this.slots) for (let i = first; i < this.count; i++) this.slots.set(this.seqs[i]!, i);
+  }
+
   set(seq: number, code: Int32Array): void {
     let slot = this.slotOf.get(seq);
     if (slot === undefined) {
-      if (this.count === this.seqs.length) this.grow();
+      if (this.count === this.seqs.length) this.grow(this.seqs.length * 2);
       slot = this.count++;
       this.slotOf.set(seq, slot);
       this.seqs[slot] = seq;
@@ -61,16 +92,25 @@ class OwnerCodes {
     }
   }
 
-  private grow(): void {
-    const seqs = new Int32Array(this.seqs.length * 2);
+  private grow(capacity: number): void {
+    const seqs = new Int32Array(capacity);
     seqs.set(this.seqs);
     this.seqs = seqs;
-    this.memory.grow(seqs.length);
+    this.memory.grow(capacity);
   }
 }
 
-/** Loads one owner's codes (seq and code bytes); `null` owner means every owner's, grouped by the caller. */
-export type CodeLoader = (owner: string) => Promise<Array<{ seq: number; code: Uint8Array }>>;
+/**
+ * Codes of one owner as read in bulk: their seqs, and the codes end to end in the same order (`codeBytes`
+ * of each, so all of one length).
+ */
+export interface CodeBlock {
+  seqs: ArrayLike<number>;
+  codes: Uint8Array;
+}
+
+/** Loads one owner's codes, in blocks. */
+export type CodeLoader = (owner: string) => Promise<CodeBlock[]>;
 
 export class VectorCodeIndex {
   private readonly owners = new Map<string, OwnerCodes>();
@@ -106,15 +146,9 @@ export class VectorCodeIndex {
     if (ready) return ready;
     let pending = this.loading.get(owner);
     if (!pending) {
-      pending = this.loader(owner).then((rows) => {
-        const codes = new OwnerCodes(this.words, Math.max(64, rows.length));
-        const bytes = new Uint8Array(this.words * 4);
-        const code = new Int32Array(bytes.buffer);
-        for (const row of rows) {
-          bytes.fill(0);
-          bytes.set(row.code.subarray(0, bytes.length));
-          codes.set(row.seq, code); // copied into the owner's arrays
-        }
+      pending = this.loader(owner).then((blocks) => {
+        const codes = new OwnerCodes(this.words, Math.max(64, blocks.reduce((n, b) => n + b.seqs.length, 0)));
+        for (const block of blocks) codes.appendBlock(block); // copied into the owner's arrays
         return codes;
       });
       this.loading.set(owner, pending);
