@@ -5,7 +5,19 @@ import type * as GraphQLJit from 'graphql-jit';
 /** A query operation compiled to one function: the same resolvers, without graphql-js's walk per field. */
 export type CompiledOperation = (contextValue: unknown, variables: Record<string, unknown>) => ExecutionResult | Promise<ExecutionResult>;
 
-let jit: typeof GraphQLJit | null = null;
+/** graphql-jit once loaded; false when it could not be (a checkout whose install predates it): graphql-js runs everything. */
+let jit: typeof GraphQLJit | false | null = null;
+
+function loadJit(): typeof GraphQLJit | false {
+  if (jit === null) {
+    try {
+      jit = require('graphql-jit') as typeof GraphQLJit;
+    } catch {
+      jit = false;
+    }
+  }
+  return jit;
+}
 
 /**
  * graphql-jit's code generator writes argument literals into its generated source with JSON.stringify,
@@ -49,8 +61,9 @@ export function compilable(query: string, document: DocumentNode): boolean {
 export function compileOperation(schema: GraphQLSchema, document: DocumentNode, operationName: string | undefined): CompiledOperation | null {
   const operation = document.definitions.find((d) => d.kind === Kind.OPERATION_DEFINITION && (operationName === undefined || d.name?.value === operationName));
   if (!operation || operation.kind !== Kind.OPERATION_DEFINITION || operation.operation !== 'query') return null;
-  jit ??= require('graphql-jit') as typeof GraphQLJit;
-  const { compileQuery, isCompiledQuery } = jit;
+  const loaded = loadJit();
+  if (!loaded) return null;
+  const { compileQuery, isCompiledQuery } = loaded;
   const compiled = (() => {
     try {
       // Stacks of errors are never shown (a result with errors goes to the standard path).
