@@ -9,7 +9,7 @@ class Named {
   name?: string;
 }
 
-const check = (value: object) => validateArgs(value, undefined as never, undefined as never);
+const check = async (value: object): Promise<void> => validateArgs(value, undefined as never, undefined as never);
 const page = (first: unknown, after?: unknown) => Object.assign(new ConnectionArgs(), { first, after });
 
 describe('validateArgs', () => {
