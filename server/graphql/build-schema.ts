@@ -3,6 +3,7 @@ import { assertValidSchema, type GraphQLSchema } from 'graphql';
 import { createPubSub } from '@graphql-yoga/subscription';
 import { buildSchema, type ContainerType, type PubSub } from 'type-graphql';
 import { authChecker } from './auth-checker';
+import { DateTimeISO } from './date-scalar';
 import { markPlainFields } from './plain-fields';
 import { validateArgs } from './validate-args';
 import { AdminResolver } from './resolvers/admin.resolver';
@@ -58,6 +59,7 @@ export async function buildAppSchema(registry: ResolverRegistry | null, pubSub?:
     container: containerOf(registry),
     authChecker,
     authMode: 'error',
+    scalarsMap: [{ type: Date, scalar: DateTimeISO }],
     validateFn: validateArgs,
     // Session events use their own Redis-backed source (a `subscribe` function); type-graphql still
     // requires a PubSub, which serves topic-based subscriptions only.

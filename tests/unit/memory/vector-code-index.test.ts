@@ -82,14 +82,20 @@ describe('VectorCodeIndex', () => {
       const query = randomVector(r, dims);
       const k = 25;
       const got = await index.nearest(query, ['user:a', 'global'], k);
-      const byDistance = [...stored]
-        .map(([seq, e]) => ({ seq, d: hamming(e.v, query) }))
-        .sort((a, b) => a.d - b.d);
-      const cut = byDistance[k - 1]!.d;
-      // Every code at most the k-th distance away, nearest first (ties in any order), and nothing else.
-      expect(new Set(got)).toEqual(new Set(byDistance.filter((e) => e.d <= cut).map((e) => e.seq)));
-      const distances = got.map((seq) => hamming(stored.get(seq)!.v, query));
-      expect(distances).toEqual([...distances].sort((a, b) => a - b));
+      // The reference: the 4k nearest by Hamming distance (and all tied with the last), re-ranked by the dot
+      // product of the query with each code read as ±1 per dimension.
+      const byDistance = [...stored].map(([seq, e]) => ({ seq, d: hamming(e.v, query) })).sort((a, b) => a.d - b.d);
+      const cut = byDistance[4 * k - 1]!.d;
+      const signDot = (seq: number) => stored.get(seq)!.v.reduce((sum, x, i) => sum + (x > 0 ? query[i]! : -query[i]!), 0);
+      const expected = byDistance
+        .filter((e) => e.d <= cut)
+        .map((e) => ({ seq: e.seq, dot: signDot(e.seq) }))
+        .sort((a, b) => b.dot - a.dot)
+        .slice(0, k);
+      expect(got).toHaveLength(k);
+      expect(new Set(got)).toEqual(new Set(expected.map((e) => e.seq)));
+      const dots = got.map(signDot);
+      for (let i = 1; i < dots.length; i++) expect(dots[i]!).toBeLessThanOrEqual(dots[i - 1]! + 1e-4);
       expect(got).not.toContain(10);
 
       const onlyGlobal = await index.nearest(query, ['global'], 1000);
