@@ -35,8 +35,10 @@ export async function memoryBench(b: BenchContext): Promise<void> {
         const exactRanking = new SqlMemoryStore(t.db, { embedder: t.embedder, logger: pino({ level: 'warn' }), mmrLambda: 1 });
         let found = 0;
         let wanted = 0;
-        for (const q of queries.slice(0, 20)) {
-          const text = `${NO_KEYWORDS} ${q.text.split(' ')[0]}zz`;
+        for (const [i, q] of queries.slice(0, 20).entries()) {
+          // A text of its own per query: the embedder caches query vectors by text, so two queries sharing a
+          // first word (queries 1 and 4 of the diverse corpus) would both be searched with the first one's vector.
+          const text = `${NO_KEYWORDS} ${q.text.split(' ')[0]}zz ${NO_KEYWORDS}${i}`;
           corpus.byText.set(text, q.vector);
           const hits = await exactRanking.search(t.ctx, text, { owners, limit: 10 });
           const exact = new Set(corpus.exactTopK(q.vector, 10));

@@ -10,6 +10,7 @@ import { now, sleep } from './stats';
 const ROOT = path.resolve(__dirname, '../..');
 const REGISTER = path.join(ROOT, 'bench/support/swc-cache-register.js');
 const ENTRY = path.join(ROOT, 'tests/support/cli-process.ts');
+const BUILT_ENTRY = path.join(ROOT, 'bin/muninn.js');
 export const LOCAL_REDIS = process.env.BENCH_REDIS_URL ?? 'redis://127.0.0.1:6379';
 
 export interface BenchServerOptions {
@@ -27,6 +28,18 @@ export interface BenchServerOptions {
   preload?: string[];
   /** Extra environment of the server process. */
   env?: Record<string, string>;
+  /**
+   * true: the built CLI as `npm start` runs it (bin/muninn.js with dist/muninn.bundle.js; call ensureBuilt()
+   * first); false: the TypeScript sources through swc (no build needed).
+   */
+  built?: boolean;
+}
+
+/** Rebuilds dist/ (npm run build:server) when the server's sources changed since the last build. */
+export function ensureBuilt(): void {
+  // eslint-disable-next-line @typescript-eslint/no-require-imports
+  const { buildIfStale } = require(path.join(ROOT, 'bin/build-if-stale.js')) as { buildIfStale: (quiet: boolean, only?: string[]) => void };
+  buildIfStale(true, ['server']);
 }
 
 function freePort(): Promise<number> {
@@ -49,6 +62,19 @@ export function rssMiB(pid: number): number {
     return 0;
   }
 }
+
+/** CPU time (user + system) a process has used so far, ms; null when it is gone. */
+export function cpuMs(pid: number): number | null {
+  try {
+    // Fields after the command name: state is the 1st, utime the 12th and stime the 13th (clock ticks).
+    const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
+    return ((Number(fields[11]) + Number(fields[12])) * 1000) / CLOCK_TICKS;
+  } catch {
+    return null;
+  }
+}
+/** USER_HZ, 100 on Linux for every architecture Node runs on. */
+const CLOCK_TICKS = 100;
 
 function childPids(pid: number): number[] {
   const out: number[] = [];
@@ -90,6 +116,9 @@ export class BenchServer {
     return mkdtempSync(path.join(os.tmpdir(), 'muninn-bench-'));
   }
 
+  /** CPU time of the server process when /readyz first answered 200, ms (null without /proc). */
+  readyCpuMs: number | null = null;
+
   static async start(options: BenchServerOptions = {}): Promise<BenchServer & { readyMs: number }> {
     const dataDir = options.dataDir ?? BenchServer.newDataDir();
     const port = await freePort();
@@ -101,10 +130,10 @@ export class BenchServer {
     };
     const configFile = path.join(dataDir, 'muninn.json');
     writeFileSync(configFile, JSON.stringify(config, null, 2));
-    const nodeArgs = ['-r', REGISTER, ...(options.preload ?? []).flatMap((m) => ['-r', m])];
+    const nodeArgs = [...(options.built ? [] : ['-r', REGISTER]), ...(options.preload ?? []).flatMap((m) => ['-r', m])];
     if (options.cpuProfDir) nodeArgs.push('--cpu-prof', `--cpu-prof-dir=${options.cpuProfDir}`);
     const spawnedAt = now();
-    const child = spawn(process.execPath, [...nodeArgs, ENTRY, 'serve'], {
+    const child = spawn(process.execPath, [...nodeArgs, options.built ? BUILT_ENTRY : ENTRY, 'serve'], {
       cwd: dataDir,
       env: { PATH: process.env.PATH, HOME: dataDir, MUNINN_CONFIG: configFile, MUNINN_DATA_DIR: dataDir, NODE_ENV: 'production', ...options.env },
       stdio: ['ignore', 'pipe', 'pipe'],
@@ -121,7 +150,10 @@ export class BenchServer {
       if (this.child.exitCode !== null) throw new Error(`server exited (${this.child.exitCode}): ${this.stderr.slice(-2000)}${this.stdout.slice(-2000)}`);
       try {
         const res = await fetch(`${this.url}/readyz`);
-        if (res.status === 200) return now() - this.spawnedAt;
+        if (res.status === 200) {
+          this.readyCpuMs = cpuMs(this.pid);
+          return now() - this.spawnedAt;
+        }
       } catch {
         /* not listening yet */
       }

@@ -3,6 +3,8 @@ import { assertValidSchema, type GraphQLSchema } from 'graphql';
 import { createPubSub } from '@graphql-yoga/subscription';
 import { buildSchema, type ContainerType, type PubSub } from 'type-graphql';
 import { authChecker } from './auth-checker';
+import { DateTimeISO } from './date-scalar';
+import { markPlainFields } from './plain-fields';
 import { validateArgs } from './validate-args';
 import { AdminResolver } from './resolvers/admin.resolver';
 import { ApiTokenResolver } from './resolvers/api-token.resolver';
@@ -51,11 +53,13 @@ function containerOf(registry: ResolverRegistry | null): ContainerType {
  * and the server validates its schema the way graphql-js does before the first request, at once.
  */
 export async function buildAppSchema(registry: ResolverRegistry | null, pubSub?: PubSub): Promise<GraphQLSchema> {
+  markPlainFields();
   const schema = await buildSchema({
     resolvers: [...RESOLVERS] as unknown as [Function, ...Function[]],
     container: containerOf(registry),
     authChecker,
     authMode: 'error',
+    scalarsMap: [{ type: Date, scalar: DateTimeISO }],
     validateFn: validateArgs,
     // Session events use their own Redis-backed source (a `subscribe` function); type-graphql still
     // requires a PubSub, which serves topic-based subscriptions only.

@@ -89,6 +89,18 @@ function fieldsOf(sets: readonly SelectionSetNode[], info: GraphQLResolveInfo): 
  * other way round), without `__typename`; null when it cannot tell.
  */
 export function selectedFields(info: GraphQLResolveInfo, path: readonly string[]): string[] | null {
+  // A compiled query passes the same field nodes (and fragments) on every run: the answer is kept with them.
+  let known = selections.get(info.fieldNodes);
+  if (!known) selections.set(info.fieldNodes, (known = new Map()));
+  const key = path.join('.');
+  let names = known.get(key);
+  if (names === undefined) known.set(key, (names = selectedFieldsOf(info, path)));
+  return names && [...names];
+}
+
+const selections = new WeakMap<GraphQLResolveInfo['fieldNodes'], Map<string, readonly string[] | null>>();
+
+function selectedFieldsOf(info: GraphQLResolveInfo, path: readonly string[]): string[] | null {
   let sets = info.fieldNodes.flatMap((f) => (f.selectionSet ? [f.selectionSet] : []));
   for (const name of path) {
     const fields = fieldsOf(sets, info);

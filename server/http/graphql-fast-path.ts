@@ -1,6 +1,7 @@
 import {
   execute,
   getOperationAST,
+  getVariableValues,
   parse,
   specifiedRules,
   validate,
@@ -11,6 +12,7 @@ import {
   type ValidationRule,
 } from 'graphql';
 import type { Logger } from '../common/logger';
+import { compilable, compileOperation, type CompiledOperation } from '../graphql/compiled-query';
 import type { GraphQLContext } from '../graphql/context';
 import { usesIntrospection } from './operation-guard';
 
@@ -20,7 +22,16 @@ interface Prepared {
   /** The operation when the document has exactly one; null when the request must name it. */
   single: OperationDefinitionNode | null;
   introspection: boolean;
+  /** Whether graphql-jit may compile it (see compilable). */
+  compilable: boolean;
+  /** Requests that ran it, up to COMPILE_AT. */
+  runs: number;
+  /** Its operations compiled, by name ('' for the single one); null where graphql-jit declined. */
+  compiled: Map<string, CompiledOperation | null>;
 }
+
+/** A query text is compiled when it runs for this time: a text sent once is not worth compiling. */
+const COMPILE_AT = 3;
 
 /** How many distinct query texts are kept, and the longest one kept. */
 const MAX_DOCUMENTS = 500;
@@ -55,7 +66,14 @@ export function createQueryFastPath(options: { schema: GraphQLSchema; validation
       const document = parse(query, { maxTokens: options.maxTokens });
       if (!validate(schema, document, rules).length) {
         const operations = document.definitions.filter((d): d is OperationDefinitionNode => d.kind === 'OperationDefinition');
-        prepared = { document, single: operations.length === 1 ? operations[0]! : null, introspection: usesIntrospection(document) };
+        prepared = {
+          document,
+          single: operations.length === 1 ? operations[0]! : null,
+          introspection: usesIntrospection(document),
+          compilable: compilable(query, document),
+          runs: 0,
+          compiled: new Map(),
+        };
       }
     } catch {
       prepared = null;
@@ -63,6 +81,19 @@ export function createQueryFastPath(options: { schema: GraphQLSchema; validation
     if (documents.size >= MAX_DOCUMENTS) documents.delete(documents.keys().next().value!);
     documents.set(query, prepared);
     return prepared;
+  }
+
+  /** The compiled operation once the text has run often enough, else null (graphql-js runs it). */
+  function compiledOf(prepared: Prepared, operationName: string | undefined): CompiledOperation | null {
+    if (!prepared.compilable) return null;
+    if (prepared.runs < COMPILE_AT && ++prepared.runs < COMPILE_AT) return null;
+    const key = operationName ?? '';
+    let compiled = prepared.compiled.get(key);
+    if (compiled === undefined) {
+      compiled = compileOperation(schema, prepared.document, operationName);
+      prepared.compiled.set(key, compiled);
+    }
+    return compiled;
   }
 
   return {
@@ -83,13 +114,13 @@ export function createQueryFastPath(options: { schema: GraphQLSchema; validation
       } catch {
         return null; // Apollo builds it again and answers the failure its way
       }
-      const result: ExecutionResult = await execute({
-        schema,
-        document: prepared.document,
-        contextValue,
-        variableValues: (variables ?? undefined) as Record<string, unknown> | undefined,
-        operationName: operationName ?? undefined,
-      });
+      const variableValues = (variables ?? undefined) as Record<string, unknown> | undefined;
+      const compiled = compiledOf(prepared, operationName ?? undefined);
+      // graphql-jit coerces variables itself; graphql-js's coercion decides which values are refused.
+      if (compiled && operation.variableDefinitions?.length && getVariableValues(schema, operation.variableDefinitions, variableValues ?? {}).errors) return null;
+      const result: ExecutionResult = compiled
+        ? await compiled(contextValue, variableValues ?? {})
+        : await execute({ schema, document: prepared.document, contextValue, variableValues, operationName: operationName ?? undefined });
       if (result.errors?.length) return null;
       logger.debug({ transport: 'http', operation: operation.name?.value ?? null, type: 'query', userId: contextValue.ctx.userId ?? null, ms: Date.now() - started }, 'graphql operation');
       return `${JSON.stringify({ data: result.data })}\n`;

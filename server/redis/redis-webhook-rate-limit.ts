@@ -1,5 +1,5 @@
 import type { Redis } from 'ioredis';
-import { RateLimiterRedis, RateLimiterRes } from 'rate-limiter-flexible';
+import { RateLimiterRedis, RateLimiterRes } from '../common/redis-rate-limiter';
 import type { Logger } from '../common/logger';
 import type { WebhookRateLimit } from '../modules/webhooks';
 

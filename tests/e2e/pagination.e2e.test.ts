@@ -10,6 +10,8 @@ import {
 import { createMemoryFor, createUserWithToken, insertSession, type TestUser } from '../support/fixtures';
 import { Message, MessageRole, MessageStatus } from '../../server/modules/sessions';
 import { startTestApp, type TestApp } from '../support/test-app';
+import { countSqlStatements } from '../support/sql-statement-counter';
+import { testDatabaseBase } from '../support/test-database';
 
 let t: TestApp;
 let owner: GraphQLTestClient;
@@ -102,4 +104,32 @@ it('messages: oldest first, paged', async () => {
       user: { id: member.id, displayName: member.displayName },
     }),
   ]);
+});
+
+it('sessions: the rows are counted only when the query selects totalCount (in a fragment too), with the same count', async () => {
+  const post = async (query: string) => {
+    const res = await fetch(`${t.url}/graphql`, { method: 'POST', headers: { 'content-type': 'application/json', authorization: `Bearer ${member.token}` }, body: JSON.stringify({ query }) });
+    return (await res.json()) as { data: { sessions: Record<string, unknown> }; errors?: unknown };
+  };
+  const sql = countSqlStatements();
+  const counted = () => [...sql.counts].filter(([text]) => /COUNT\(/i.test(text) && /sessions/.test(text)).reduce((n, [, c]) => n + c, 0);
+  try {
+    const withCount = await post('{ sessions(first: 1) { totalCount edges { node { id } } } }');
+    const onSqlite = testDatabaseBase() === null;
+    if (onSqlite) expect(counted()).toBe(1);
+    sql.reset();
+    for (let i = 0; i < 4; i++) {
+      const without = await post('{ sessions(first: 1) { edges { node { id } } pageInfo { hasNextPage } } }');
+      expect(without.errors).toBeUndefined();
+      expect(without.data.sessions).not.toHaveProperty('totalCount');
+      expect(without.data.sessions.edges).toEqual(withCount.data.sessions.edges);
+    }
+    if (onSqlite) expect(counted()).toBe(0);
+    const viaFragment = await post('{ sessions(first: 1) { ...Total } } fragment Total on SessionConnection { totalCount }');
+    expect(viaFragment.data.sessions.totalCount).toBe(withCount.data.sessions.totalCount);
+    expect(withCount.data.sessions.totalCount).toBeGreaterThan(0);
+    if (onSqlite) expect(counted()).toBe(1);
+  } finally {
+    sql.stop();
+  }
 });

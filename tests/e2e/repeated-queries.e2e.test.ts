@@ -62,6 +62,40 @@ describe('repeated GraphQL queries', () => {
     }
   });
 
+  it('answers as Apollo does once a query is compiled: fragments, aliases, nested users, dates, enums, variables, directives', async () => {
+    await gql('mutation { sendMessage(input: { text: "/whoami" }) { sessionId } }');
+    const payloads = [
+      { query: '{ sessions(first: 20) { totalCount edges { node { id key status messageCount lastActivityAt user { id displayName trust } } } } }' },
+      {
+        query:
+          'query Page($first: Int, $filter: SessionFilter) { page: sessions(first: $first, filter: $filter) { ...Conn } again: sessions(first: 1) { edges { cursor node { __typename id } } } } ' +
+          'fragment Conn on SessionConnection { totalCount pageInfo { hasNextPage endCursor } edges { cursor node { ...Node user { ... on User { trust displayName } } } } } ' +
+          'fragment Node on Session { id channel status startedAt endedAt lastActivityAt title }',
+        variables: { first: 5, filter: { status: 'ACTIVE' } },
+      },
+      { query: 'query($with: Boolean!) { me { id displayName @include(if: $with) trust @skip(if: $with) } }', variables: { with: true } },
+      { query: '{ sessions(filter: { key: "no such key \\u00e9 \\\\" }) { totalCount edges { node { id } } } }' },
+    ];
+    for (const payload of payloads) {
+      const expected = await viaApollo(payload);
+      expect([expected.status, expected.body]).toEqual([200, expect.not.stringContaining('"errors"')]);
+      for (let i = 0; i < 5; i++) expect(await post(payload)).toEqual(expected);
+    }
+  });
+
+  it('never turns a string of a query into code, however often the query runs', async () => {
+    // graphql-jit writes argument literals into generated code and turns its own markers back into code;
+    // such a query keeps graphql-js (server/graphql/compiled-query.ts).
+    const probe = globalThis as { muninnJitProbe?: number };
+    const marker = '__MAGIC_DATE__33a9e76d_02e0_4128_8e92_3530ad3da74d(globalThis.muninnJitProbe=1)';
+    for (const key of [marker, marker.replace('M', '\\u004d')]) {
+      const payload = { query: `{ sessions(filter: { key: "${key}" }) { totalCount } }` };
+      const expected = await viaApollo(payload);
+      for (let i = 0; i < 5; i++) expect(await post(payload)).toEqual(expected);
+    }
+    expect(probe.muninnJitProbe).toBeUndefined();
+  });
+
   it('reads the data anew on every request: a rename shows in the next answer of the same query', async () => {
     const query = '{ me { id displayName } }';
     const before = await gql<{ me: { id: string; displayName: string } }>(query);

@@ -1,8 +1,9 @@
 /**
  * What the server's modules load when `muninn serve` starts, before any configuration asks for more:
  * packages a configuration may never use (the MCP SDK, class-validator's full index with libphonenumber,
- * Baileys, LanceDB, the tokenizer tables, the OpenAI SDK, Telegram, PostgreSQL, document parsers, tar for backups and exports) are
- * required where they are first used, so start-up and idle memory do not pay for them. A static import of
+ * Baileys, LanceDB, the tokenizer tables, the OpenAI SDK, Telegram, PostgreSQL, document parsers, tar for
+ * backups and exports, the rate limiter back-ends other than Redis) are required where they are first
+ * used, so start-up and idle memory do not pay for them. A static import of
  * one of them in a module on the start-up path makes this fail.
  */
 import { execFileSync } from 'node:child_process';
@@ -26,6 +27,8 @@ const NOT_AT_START = [
   'mammoth',
   'pdfjs-dist',
   'tar',
+  // The index of every back-end; the Redis limiter is required by its own path (server/common/redis-rate-limiter.ts).
+  'rate-limiter-flexible/index.js',
 ];
 
 it('requiring the CLI, the app and the composition root loads none of the packages used on demand', () => {

@@ -46,7 +46,9 @@ export class SessionResolver {
     // Only the columns the query asks for; this type's own resolvers need the id and the user (read with the page).
     const fields = selectedFields(info, ['edges', 'node'])?.filter((f) => !SESSION_RESOLVED.has(f));
     const userFields = selectedFields(info, ['edges', 'node', 'user']);
-    return toConnection(await this.sessionService.findMany(ctx, filter ?? {}, toPageArgs(first, after, this.maxPageSize), { withUsers: true, fields, userFields }));
+    // Counted only when asked for (a name in the selection, even one a directive may skip, counts).
+    const count = selectedFields(info, [])?.includes('totalCount') ?? true;
+    return toConnection(await this.sessionService.findMany(ctx, filter ?? {}, toPageArgs(first, after, this.maxPageSize), { withUsers: true, fields, userFields, count }));
   }
 
   @Authorized(TrustLevel.MEMBER)

@@ -2,7 +2,7 @@ import type { Ctx } from '../../common/ctx';
 import type { Logger } from '../../common/logger';
 import type { Db } from '../../persistence/db';
 import { vectorBytes, vectorFromBytes } from './vector-bytes';
-import { binaryCode, codeBytes, VectorCodeIndex } from './vector-code-index';
+import { binaryCode, codeBytes, VectorCodeIndex, type CodeBlock } from './vector-code-index';
 
 // === The vector table of SqlMemoryStore on SQLite
 // `memory_vectors` (seq = memory_index.seq, owner, code, embedding): the float vector of each item and its
@@ -24,14 +24,47 @@ type Query = (ctx: Ctx, sql: string, params?: readonly unknown[]) => Promise<unk
 /** A query on one connection (the search thread's, or the app's bound to a ctx). */
 export type ReadQuery = (sql: string, params?: readonly unknown[]) => Promise<unknown[]>;
 
-/** The binary codes of one owner's vectors (what `VectorCodeIndex` loads). */
-export async function readCodes(query: ReadQuery, owner: string): Promise<Array<{ seq: number; code: Uint8Array }>> {
-  return (await query(`SELECT seq, code FROM ${VECTORS_TABLE} WHERE owner = ?`, [owner])) as Array<{ seq: number; code: Uint8Array }>;
+/**
+ * Ranges of the codes' first byte that one owner's codes are read in: each a range of the (owner, code)
+ * index, so together they read every code once, in blocks of about 1/64 of the owner's codes.
+ */
+const CODE_RANGES = 64;
+
+/**
+ * The binary codes of one owner's vectors (what `VectorCodeIndex` loads), in blocks: each range of the
+ * codes' first byte is one row of seqs (text) and codes (one blob, end to end), aggregated in SQLite. Row by
+ * row, 100k codes took 150–250 ms (a row object and a Buffer each); in blocks about 40 ms. Both aggregates
+ * of a row see its rows in the same order, so the n-th seq goes with the n-th code.
+ */
+export async function readCodes(query: ReadQuery, owner: string): Promise<CodeBlock[]> {
+  const blocks: CodeBlock[] = [];
+  const columns = `group_concat(seq) AS seqs, CAST(group_concat(code, '') AS BLOB) AS codes`;
+  for (let r = 0; r < CODE_RANGES; r++) {
+    const from = Buffer.from(r ? [Math.round((r * 256) / CODE_RANGES)] : []);
+    const last = r === CODE_RANGES - 1;
+    const to = last ? null : Buffer.from([Math.round(((r + 1) * 256) / CODE_RANGES)]);
+    const [row] = (await query(
+      `SELECT ${columns} FROM ${VECTORS_TABLE} WHERE owner = ? AND code >= ?${to ? ' AND code < ?' : ''}`,
+      to ? [owner, from, to] : [owner, from],
+    )) as Array<{ seqs: string | null; codes: Uint8Array | null }>;
+    if (!row?.seqs || !row.codes) continue;
+    blocks.push({ seqs: row.seqs.split(',').map(Number), codes: row.codes });
+  }
+  return blocks;
 }
 
-/** Owners that have vectors (a search over every owner). */
+/**
+ * Owners that have vectors (a search over every owner), one probe of the (owner, code) index per owner:
+ * `SELECT DISTINCT owner` read the whole index (100k codes: 40–60 ms on a fresh connection).
+ */
 export async function readVectorOwners(query: ReadQuery): Promise<string[]> {
-  return ((await query(`SELECT DISTINCT owner FROM ${VECTORS_TABLE}`)) as Array<{ owner: string }>).map((r) => r.owner);
+  const owners: string[] = [];
+  for (;;) {
+    const after = owners.length ? ` WHERE owner > ?` : '';
+    const [row] = (await query(`SELECT owner FROM ${VECTORS_TABLE}${after} ORDER BY owner LIMIT 1`, owners.length ? [owners[owners.length - 1]] : [])) as Array<{ owner: string }>;
+    if (!row) return owners;
+    owners.push(row.owner);
+  }
 }
 
 /** Float vectors of these items, by seq. */

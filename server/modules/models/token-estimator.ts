@@ -1,5 +1,6 @@
 import type { countTokens as CountTokens } from 'gpt-tokenizer';
 import type { ChatMessage, ToolSpec } from './model-provider';
+import { loadTokenCounter } from '../../common/token-ranks';
 
 // === Token estimation for prompt budgets
 // gpt-tokenizer's default encoding (o200k_base) is exact for current OpenAI models and a fair estimate
@@ -18,12 +19,11 @@ export const TOOL_CALL_OVERHEAD_TOKENS = 8;
 // Special-token text such as "<|endoftext|>" in user input must count as ordinary text, not throw.
 const NO_SPECIALS = { disallowedSpecial: new Set<string>() };
 
-// The o200k tables cost ≈ 70 MiB and ≈ 0.3 s to load: they are loaded on the first count (the first
-// prompt a worker builds), not at start, so start-up stays fast and an API-only process never pays.
+// The o200k tables cost ≈ 30 MiB and ≈ 0.4 s to load (common/token-ranks.ts): they are loaded on the first count
+// (the first prompt a worker builds), not at start, so start-up stays fast and an API-only process never pays.
 let counter: typeof CountTokens | null = null;
 function tokenCounter(): typeof CountTokens {
-  // eslint-disable-next-line @typescript-eslint/no-require-imports
-  counter ??= (require('gpt-tokenizer') as { countTokens: typeof CountTokens }).countTokens;
+  counter ??= loadTokenCounter();
   return counter;
 }
 

@@ -21,6 +21,8 @@ export interface SessionReadOptions {
   withUsers?: boolean;
   fields?: readonly string[] | null;
   userFields?: readonly string[] | null;
+  /** false: the caller does not show totalCount, which is then not counted (NaN). @default true */
+  count?: boolean;
 }
 
 /** Reading sessions and their messages, within what the actor may see (DESIGN §3 isolation). */
@@ -63,6 +65,7 @@ export class SessionService {
       join: options.withUsers ? 'user' : undefined,
       columns: options.fields ?? undefined,
       joinColumns: options.userFields ?? undefined,
+      count: options.count,
     });
   }
 

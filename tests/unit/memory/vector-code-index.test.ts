@@ -1,5 +1,5 @@
 import { CodeMemory, popcount } from '../../../server/modules/memory/hamming-wasm';
-import { binaryCode, VectorCodeIndex } from '../../../server/modules/memory/vector-code-index';
+import { binaryCode, codeBytes, VectorCodeIndex } from '../../../server/modules/memory/vector-code-index';
 
 /** A deterministic PRNG, so a failure can be replayed. */
 function rng(seed: number): () => number {
@@ -22,7 +22,12 @@ function hamming(a: Float32Array, b: Float32Array): number {
 }
 
 describe('CodeMemory (Hamming distances in WebAssembly)', () => {
-  it.each([1, 31, 32, 33, 64, 100, 384, 768, 1000].flatMap((dims) => [[dims, true], [dims, false]]))('agrees with a bit-by-bit count for %i dimensions, across growth (WebAssembly: %s)', (dims, useWasm) => {
+  it.each(
+    [1, 31, 32, 33, 64, 100, 384, 768, 1000].flatMap((dims) => [
+      [dims, true],
+      [dims, false],
+    ]),
+  )('agrees with a bit-by-bit count for %i dimensions, across growth (WebAssembly: %s)', (dims, useWasm) => {
     const r = rng(dims);
     const words = Math.ceil(dims / 32);
     const memory = new CodeMemory(Math.ceil(words / 2), 4, useWasm);
@@ -44,40 +49,59 @@ describe('CodeMemory (Hamming distances in WebAssembly)', () => {
 });
 
 describe('VectorCodeIndex', () => {
-  const dims = 200;
+  it.each([200, 256])(
+    'finds the nearest codes across owners, after removals, moves and growth past the loaded size (%i dimensions)',
+    async (dims) => {
+      const r = rng(7);
+      const stored = new Map<number, { owner: string; v: Float32Array }>();
+      for (let seq = 1; seq <= 150; seq++)
+        stored.set(seq, { owner: seq % 3 ? 'user:a' : 'global', v: randomVector(r, dims) });
+      // Blocks of up to 7 codes, as the store reads them in bulk.
+      const index = new VectorCodeIndex(dims, async (owner) => {
+        const mine = [...stored].filter(([, e]) => e.owner === owner);
+        return Array.from({ length: Math.ceil(mine.length / 7) }, (_, b) => mine.slice(b * 7, b * 7 + 7)).map(
+          (block) => ({
+            seqs: block.map(([seq]) => seq),
+            codes: Buffer.concat(block.map(([, e]) => codeBytes(binaryCode(e.v)))),
+          }),
+        );
+      });
+      await index.load(['user:a', 'global']);
+      // Writes after loading: new entries (the owner's arrays grow), a removal, and an entry that changes owner.
+      const set: Array<{ seq: number; owner: string; code: Int32Array }> = [];
+      for (let seq = 151; seq <= 400; seq++) {
+        const e = { owner: 'user:a', v: randomVector(r, dims) };
+        stored.set(seq, e);
+        set.push({ seq, owner: e.owner, code: binaryCode(e.v) });
+      }
+      stored.get(3)!.owner = 'global';
+      set.push({ seq: 3, owner: 'global', code: binaryCode(stored.get(3)!.v) });
+      stored.delete(10);
+      index.apply({ set, removed: [10] });
 
-  it('finds the nearest codes across owners, after removals, moves and growth past the loaded size', async () => {
-    const r = rng(7);
-    const stored = new Map<number, { owner: string; v: Float32Array }>();
-    for (let seq = 1; seq <= 150; seq++) stored.set(seq, { owner: seq % 3 ? 'user:a' : 'global', v: randomVector(r, dims) });
-    const index = new VectorCodeIndex(dims, async (owner) =>
-      [...stored].filter(([, e]) => e.owner === owner).map(([seq, e]) => ({ seq, code: new Uint8Array(binaryCode(e.v).buffer) })),
-    );
-    await index.load(['user:a', 'global']);
-    // Writes after loading: new entries (the owner's arrays grow), a removal, and an entry that changes owner.
-    const set: Array<{ seq: number; owner: string; code: Int32Array }> = [];
-    for (let seq = 151; seq <= 400; seq++) {
-      const e = { owner: 'user:a', v: randomVector(r, dims) };
-      stored.set(seq, e);
-      set.push({ seq, owner: e.owner, code: binaryCode(e.v) });
-    }
-    stored.get(3)!.owner = 'global';
-    set.push({ seq: 3, owner: 'global', code: binaryCode(stored.get(3)!.v) });
-    stored.delete(10);
-    index.apply({ set, removed: [10] });
+      const query = randomVector(r, dims);
+      const k = 25;
+      const got = await index.nearest(query, ['user:a', 'global'], k);
+      // The reference: the 4k nearest by Hamming distance (and all tied with the last), re-ranked by the dot
+      // product of the query with each code read as ±1 per dimension.
+      const byDistance = [...stored].map(([seq, e]) => ({ seq, d: hamming(e.v, query) })).sort((a, b) => a.d - b.d);
+      const cut = byDistance[4 * k - 1]!.d;
+      const signDot = (seq: number) => stored.get(seq)!.v.reduce((sum, x, i) => sum + (x > 0 ? query[i]! : -query[i]!), 0);
+      const expected = byDistance
+        .filter((e) => e.d <= cut)
+        .map((e) => ({ seq: e.seq, dot: signDot(e.seq) }))
+        .sort((a, b) => b.dot - a.dot)
+        .slice(0, k);
+      expect(got).toHaveLength(k);
+      expect(new Set(got)).toEqual(new Set(expected.map((e) => e.seq)));
+      const dots = got.map(signDot);
+      for (let i = 1; i < dots.length; i++) expect(dots[i]!).toBeLessThanOrEqual(dots[i - 1]! + 1e-4);
+      expect(got).not.toContain(10);
 
-    const query = randomVector(r, dims);
-    const k = 25;
-    const got = await index.nearest(query, ['user:a', 'global'], k);
-    const byDistance = [...stored].map(([seq, e]) => ({ seq, d: hamming(e.v, query) })).sort((a, b) => a.d - b.d);
-    const cut = byDistance[k - 1]!.d;
-    // Every code at most the k-th distance away, nearest first (ties in any order), and nothing else.
-    expect(new Set(got)).toEqual(new Set(byDistance.filter((e) => e.d <= cut).map((e) => e.seq)));
-    const distances = got.map((seq) => hamming(stored.get(seq)!.v, query));
-    expect(distances).toEqual([...distances].sort((a, b) => a - b));
-    expect(got).not.toContain(10);
-
-    const onlyGlobal = await index.nearest(query, ['global'], 1000);
-    expect(new Set(onlyGlobal)).toEqual(new Set([...stored].filter(([, e]) => e.owner === 'global').map(([seq]) => seq)));
-  });
+      const onlyGlobal = await index.nearest(query, ['global'], 1000);
+      expect(new Set(onlyGlobal)).toEqual(
+        new Set([...stored].filter(([, e]) => e.owner === 'global').map(([seq]) => seq)),
+      );
+    },
+  );
 });

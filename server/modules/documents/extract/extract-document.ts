@@ -1,5 +1,5 @@
 import { readFile } from 'node:fs/promises';
-import { countTokens } from 'gpt-tokenizer';
+import { loadTokenCounter } from '../../../common/token-ranks';
 import { chunkBlocks } from './document-chunker';
 import { contentMismatch } from './document-format';
 import { docxBlocks } from './docx-text';
@@ -9,7 +9,9 @@ import { csvBlocks, markdownBlocks, plainBlocks } from './text-blocks';
 import { UnreadableDocument, type ExtractionRequest, type ExtractionResult, type TextBlock } from './extraction.types';
 
 const NO_SPECIALS = { disallowedSpecial: new Set<string>() };
-const estimate = (text: string) => countTokens(text, NO_SPECIALS);
+// Loaded at the first document, from the built ranks when there are (see common/token-ranks.ts).
+let countTokens: ReturnType<typeof loadTokenCounter> | null = null;
+const estimate = (text: string) => (countTokens ??= loadTokenCounter())(text, NO_SPECIALS);
 
 /**
  * Reads a stored file and returns its passages (runs in the extraction thread: pure CPU and file
