@@ -210,7 +210,9 @@ export async function buildChatServices(deps: ChatDeps): Promise<ChatServices> {
   const running = new RunningTurns();
   const liveness = new ProcessLiveness(main, prefix);
   await liveness.start();
-  const locks = new RedisSessionLocks(main, prefix, q.turn_lock_ms, liveness);
+  // A message is answered at once only while no drain waits in the turns queue (BullMQ's keys of waiting jobs).
+  const turnsWaiting = ['wait', 'prioritized'].map((k) => `${prefix}:bull:${QUEUES.turns}:${k}`);
+  const locks = new RedisSessionLocks(main, prefix, q.turn_lock_ms, liveness, turnsWaiting);
   const turnQueue = turnJobs(queueEnv);
   const turnControl = new TurnControl(turnQueue, new RedisTurnAborts(main, () => redis.create('turn-abort-sub'), prefix, logger), locks, new DirectTurns(turnQueue, locks, running, logger.child({ module: 'turns' })));
   const marks = new RedisInteractiveMarks(main, prefix, config.ai.background_grace_ms);

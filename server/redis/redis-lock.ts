@@ -25,8 +25,21 @@ const TAKE_OVER = `if redis.call('get', KEYS[1]) == ARGV[1] then return redis.ca
 const release = luaScript('lock_release', 1, RELEASE);
 const releaseMarked = luaScript('lock_release_marked', 2, RELEASE_MARKED);
 const markIfHeld = luaScript('lock_mark_if_held', 2, MARK_IF_HELD);
+const takeIfIdle = (keys: number) => luaScript(`lock_take_if_idle_${keys}`, keys, TAKE_IF_IDLE);
 const extend = luaScript('lock_extend', 1, EXTEND);
 const takeOver = luaScript('lock_take_over', 1, TAKE_OVER);
+
+/**
+ * Takes a free lock unless work waits in line: KEYS: lock, then lists and sorted sets that must be empty
+ * (a queue's waiting jobs). ARGV: token, ttl. Returns 1 when taken, 0 when the lock is held, -1 when
+ * something waits.
+ */
+const TAKE_IF_IDLE = `for i = 2, #KEYS do
+  local kind = redis.call('type', KEYS[i]).ok
+  if (kind == 'list' and redis.call('llen', KEYS[i]) > 0) or (kind == 'zset' and redis.call('zcard', KEYS[i]) > 0) then return -1 end
+end
+if redis.call('set', KEYS[1], ARGV[1], 'PX', ARGV[2], 'NX') then return 1 end
+return 0`;
 
 /** How long a mark outlives a holder that never released (a dead process): a day. */
 const MARK_TTL_MS = 86_400_000;
@@ -54,12 +67,17 @@ export class RedisLock {
 
   /**
    * Takes the lock when it is free (or its holder's process is dead). With `markKey`, whoever finds the
-   * lock held may mark it (`markIfHeld`), and `release` tells the holder so.
+   * lock held may mark it (`markIfHeld`), and `release` tells the holder so. With `idleKeys` (lists or
+   * sorted sets, such as a queue's waiting jobs), the lock is not taken while any of them holds something.
    */
-  async tryAcquire(key: string, markKey?: string): Promise<HeldLock | null> {
+  async tryAcquire(key: string, markKey?: string, idleKeys: readonly string[] = []): Promise<HeldLock | null> {
     const token = `${this.liveness?.id ?? '-'}|${randomUUID()}`;
-    const ok = await this.redis.set(key, token, 'PX', this.ttlMs, 'NX');
-    if (ok !== 'OK' && !(await this.takeOverFromDead(key, token))) return null;
+    const taken = idleKeys.length
+      ? Number(await takeIfIdle(idleKeys.length + 1)(this.redis, [key, ...idleKeys], [token, String(this.ttlMs)]))
+      : (await this.redis.set(key, token, 'PX', this.ttlMs, 'NX')) === 'OK'
+        ? 1
+        : 0;
+    if (taken === -1 || (taken === 0 && !(await this.takeOverFromDead(key, token)))) return null;
     const held: HeldLock = {
       key,
       lost: false,

@@ -15,6 +15,8 @@ export class RedisSessionLocks implements SessionLocks {
     private readonly prefix: string,
     ttlMs: number,
     liveness?: ProcessLiveness,
+    /** The turns queue's keys of waiting jobs (a list, a sorted set), for `unlessQueued`. */
+    private readonly queued: readonly string[] = [],
   ) {
     this.locks = new RedisLock(redis, ttlMs, liveness);
   }
@@ -27,8 +29,8 @@ export class RedisSessionLocks implements SessionLocks {
     return `${this.prefix}:turn:mark:${sessionId}`;
   }
 
-  tryAcquire(sessionId: string): Promise<HeldSessionLock | null> {
-    return this.locks.tryAcquire(this.key(sessionId), this.markKey(sessionId));
+  tryAcquire(sessionId: string, options: { unlessQueued?: boolean } = {}): Promise<HeldSessionLock | null> {
+    return this.locks.tryAcquire(this.key(sessionId), this.markKey(sessionId), options.unlessQueued ? this.queued : []);
   }
 
   markIfHeld(sessionId: string): Promise<boolean> {

@@ -30,9 +30,13 @@ export class ModelCallExecutor {
       if (coalescer?.started && err && typeof err === 'object') Object.assign(err, { streamed: true });
       throw err;
     } finally {
-      // Not waited for: the last deltas leave with the turn's end when that follows in the same tick
-      // (the publisher keeps their order); a failed publish shows in the turn's own events.
-      void coalescer?.close().catch(() => undefined);
+      if (coalescer) {
+        // The last deltas are handed over at once (with the first, when the model was that quick; the
+        // publisher keeps their order), and their answer is not waited for: the turn goes on after one
+        // turn of the event loop, which sends them before the reply is stored.
+        void coalescer.close().catch(() => undefined);
+        await new Promise((resolve) => setImmediate(resolve));
+      }
     }
   }
 }

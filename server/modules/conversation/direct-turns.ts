@@ -57,7 +57,7 @@ export class DirectTurns {
     this.active++;
     let lock: HeldSessionLock | null = null;
     try {
-      lock = await this.locks.tryAcquire(sessionId);
+      lock = await this.locks.tryAcquire(sessionId, { unlessQueued: true });
     } finally {
       if (!lock) this.active--;
     }
@@ -90,7 +90,11 @@ export class DirectTurns {
 
   private track(sessionId: string, what: (ctx: Ctx, signal: AbortSignal) => Promise<DrainOutcome>): void {
     const ctx = Ctx.system(this.logger, 'turn');
-    const done = what(ctx, this.stop.signal)
+    // A signal of its own that follows the shutdown one: whatever listens on it goes with this drain.
+    const own = new AbortController();
+    const follow = () => own.abort(this.stop.signal.reason);
+    this.stop.signal.addEventListener('abort', follow, { once: true });
+    const done = what(ctx, own.signal)
       .then(
         (outcome) => (outcome.status === 'done' && outcome.more ? this.again(sessionId) : undefined),
         (err: Error) => {
@@ -101,6 +105,7 @@ export class DirectTurns {
       )
       .catch((err: Error) => this.logger.error({ sessionId, err: err.message }, 'could not hand a session on; the stale-session sweep will'))
       .finally(() => {
+        this.stop.signal.removeEventListener('abort', follow);
         this.active--;
         this.running.delete(done);
         if (this.bySession.get(sessionId) === done) this.bySession.delete(sessionId);

@@ -14,7 +14,11 @@ export interface HeldSessionLock {
  * implementation lives in server/redis/.
  */
 export interface SessionLocks {
-  tryAcquire(sessionId: string): Promise<HeldSessionLock | null>;
+  /**
+   * Takes the session's lock when it is free (or its holder died). `unlessQueued`: not while the turns
+   * queue has drains waiting, so a message answered at once never passes sessions queued before it.
+   */
+  tryAcquire(sessionId: string, options?: { unlessQueued?: boolean }): Promise<HeldSessionLock | null>;
   isHeld(sessionId: string): Promise<boolean>;
   /**
    * When the session is locked, marks it for its holder (whose `release` then resolves true) and
