@@ -16,7 +16,8 @@ export interface HeldDrains {
 
 /**
  * Turns answered in the process that stored their message, without a hop through the turns queue, while
- * this process runs turn workers and has a free slot (`turn_concurrency` of them, besides the queue's).
+ * this process runs turn workers, fewer than `turn_concurrency` turns run in it, and no drain waits in the
+ * queue (so a message never passes sessions queued before it).
  * The session's lock is the same one queued drains take, so a session's turns never overlap whichever way
  * they run, and the messages are rows in the database either way: a process that dies mid-turn leaves its
  * messages PROCESSING and its lock to expire (or be taken over), and they are answered again by the
@@ -53,7 +54,8 @@ export class DirectTurns {
 
   private async take(sessionId: string): Promise<TurnReservation | null> {
     const runner = this.runner;
-    if (!runner || this.stop.signal.aborted || this.active >= this.slots) return null;
+    // `turn_concurrency` bounds the turns of this process whichever way they came (queued ones too).
+    if (!runner || this.stop.signal.aborted || this.active >= this.slots || this.turns.size >= this.slots) return null;
     this.active++;
     let lock: HeldSessionLock | null = null;
     try {
