@@ -95,3 +95,23 @@ it('malformed bodies around a cached query get Apollo’s 4xx, never a 5xx', asy
     if (!Array.isArray(body)) expect(answer).toEqual(await viaApollo(body as Record<string, unknown>, ann.token));
   }
 });
+
+it('never runs a string of a query as code once the query is compiled (graphql-jit markers in every spelling)', async () => {
+  // graphql-jit turns its marker strings back into code (server/graphql/compiled-query.ts keeps such
+  // queries on graphql-js): markers in a variable default, a block string, an escape, and as a variable.
+  const probe = globalThis as { muninnJitHostile?: number };
+  const date = '__MAGIC_DATE__33a9e76d_02e0_4128_8e92_3530ad3da74d(globalThis.muninnJitHostile=1)';
+  const nan = '__MAGIC_NAN__57f286b9_4c20_487f_b409_79804ddcb4f8';
+  const payloads: Array<Record<string, unknown>> = [
+    { query: `query ($k: String = "${date}") { sessions(filter: { key: $k }) { totalCount } }` },
+    { query: `{ sessions(filter: { key: """${date}""" }) { totalCount } }` },
+    { query: `{ sessions(filter: { key: "${date.replace('MAGIC', '\\u004DAGIC')}" }) { totalCount } }` },
+    { query: `{ sessions(filter: { key: "${nan}" }) { totalCount } }` },
+    { query: 'query ($k: String) { sessions(filter: { key: $k }) { totalCount } }', variables: { k: date } },
+  ];
+  for (const payload of payloads) {
+    const expected = await viaApollo(payload, ann.token);
+    for (let i = 0; i < 5; i++) expect(await post(payload, ann.token)).toEqual(expected);
+  }
+  expect(probe.muninnJitHostile).toBeUndefined();
+});
