@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { Redis } from 'ioredis';
-import { luaScript } from './lua-script';
+import { luaScript, type LuaScript } from './lua-script';
 import type { ProcessLiveness } from './process-liveness';
 
 const RELEASE = `if redis.call('get', KEYS[1]) == ARGV[1] then return redis.call('del', KEYS[1]) else return 0 end`;
@@ -25,7 +25,13 @@ const TAKE_OVER = `if redis.call('get', KEYS[1]) == ARGV[1] then return redis.ca
 const release = luaScript('lock_release', 1, RELEASE);
 const releaseMarked = luaScript('lock_release_marked', 2, RELEASE_MARKED);
 const markIfHeld = luaScript('lock_mark_if_held', 2, MARK_IF_HELD);
-const takeIfIdle = (keys: number) => luaScript(`lock_take_if_idle_${keys}`, keys, TAKE_IF_IDLE);
+/** The script by its number of keys, made once per number (a lock takes it on every message). */
+const takeIfIdleScripts = new Map<number, LuaScript>();
+const takeIfIdle = (keys: number): LuaScript => {
+  let script = takeIfIdleScripts.get(keys);
+  if (!script) takeIfIdleScripts.set(keys, (script = luaScript(`lock_take_if_idle_${keys}`, keys, TAKE_IF_IDLE)));
+  return script;
+};
 const extend = luaScript('lock_extend', 1, EXTEND);
 const takeOver = luaScript('lock_take_over', 1, TAKE_OVER);
 

@@ -126,11 +126,6 @@ export class DirectTurns {
     if (!(await this.locks.markIfHeld(sessionId))) await this.jobs.schedule(sessionId, '');
   }
 
-  /** Turns answered here right now. */
-  get size(): number {
-    return this.running.size;
-  }
-
   /**
    * Takes no more turns and waits for the running ones; `abort` (shutdown past its time) stops them, which
    * leaves their messages pending for the next start or another process.
