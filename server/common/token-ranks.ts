@@ -1,6 +1,7 @@
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import type { countTokens as CountTokens } from 'gpt-tokenizer';
+import { CompactRankMap } from './compact-rank-map';
 
 // === The o200k byte-pair ranks as JSON
 // gpt-tokenizer ships its ranks as a 2.4 MB JavaScript array literal. Compiling it leaves ≈ 60 MiB more
@@ -32,11 +33,31 @@ export function readRanks(file: string): Ranks | null {
   return parsed.ranks as Ranks;
 }
 
-/** o200k `countTokens` over `ranks` (gpt-tokenizer checks their number against the vocabulary size). */
+/** Most words outside the vocabulary whose merges a counter remembers (gpt-tokenizer's default is 100,000). */
+const MERGE_CACHE_SIZE = 20_000;
+
+/** The parts of gpt-tokenizer's byte-pair core a counter swaps (see counterFromRanks). */
+interface EncodingCore {
+  bytePairStringRankEncoder: { get(key: string): number | undefined };
+  bytePairRankDecoder: unknown[];
+}
+
+/**
+ * o200k `countTokens` over `ranks` (gpt-tokenizer checks their number against the vocabulary size). Once
+ * the encoding is built, its string → rank Map moves into a CompactRankMap and the rank → string table
+ * (used only to decode, which a counter never does) is dropped: ≈ 30 MiB less live heap, same counts.
+ */
 export function counterFromRanks(ranks: Ranks): typeof CountTokens {
   // eslint-disable-next-line @typescript-eslint/no-require-imports
   const { GptEncoding } = require('gpt-tokenizer/GptEncoding') as typeof import('gpt-tokenizer/GptEncoding');
-  return GptEncoding.getEncodingApi('o200k_base', () => ranks).countTokens;
+  const encoding = GptEncoding.getEncodingApi('o200k_base', () => ranks);
+  const core = (encoding as unknown as { bytePairEncodingCoreProcessor?: EncodingCore }).bytePairEncodingCoreProcessor;
+  if (core?.bytePairStringRankEncoder instanceof Map && Array.isArray(core.bytePairRankDecoder)) {
+    core.bytePairStringRankEncoder = new CompactRankMap(core.bytePairStringRankEncoder as Map<string, number>);
+    core.bytePairRankDecoder = [];
+  }
+  encoding.setMergeCacheSize(MERGE_CACHE_SIZE);
+  return encoding.countTokens;
 }
 
 /** The o200k counter: from the built ranks file in `dir` when it is there and current, else the package's own. */

@@ -1,4 +1,4 @@
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { countTokens } from 'gpt-tokenizer';
@@ -31,6 +31,14 @@ describe('o200k ranks written by the build', () => {
     expect(readRanks(file)).toHaveLength(199_998);
     const count = loadTokenCounter(dir);
     for (const text of TEXTS) expect(count(text, NO_SPECIALS)).toBe(countTokens(text, NO_SPECIALS));
+    // Many words, most in the vocabulary and many not (their merges go through the compact rank map too).
+    const words = readFileSync(path.join(__dirname, '../../../README.md'), 'utf8') + readFileSync(__filename, 'utf8');
+    for (let i = 0; i < words.length; i += 997) {
+      const text = words.slice(i, i + 1500);
+      expect(count(text, NO_SPECIALS)).toBe(countTokens(text, NO_SPECIALS));
+    }
+    const random = Array.from({ length: 300 }, (_, i) => String.fromCodePoint(32 + ((i * 7919) % 0x2fff))).join('');
+    expect(count(random, NO_SPECIALS)).toBe(countTokens(random, NO_SPECIALS));
   });
 
   it('are not used when missing, unreadable or written from another gpt-tokenizer version', () => {
