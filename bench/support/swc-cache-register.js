@@ -21,7 +21,7 @@ require.extensions['.ts'] = function compile(module, filename) {
   } catch {
     swc ??= require('@swc/core');
     code = swc.transformSync(source, { ...options, filename }).code;
-    const tmp = `${cached}.${process.pid}.tmp`;
+    const tmp = `${cached}.${process.pid}.${require('node:worker_threads').threadId}.tmp`;
     fs.writeFileSync(tmp, code);
     fs.renameSync(tmp, cached);
   }

@@ -45,7 +45,10 @@ export function createDataSource(config: AppConfig, entities: readonly Function[
       enableWAL: true,
       // Migrations on SQLite recreate tables; foreign keys are checked again after each transaction.
       migrationsTransactionMode: 'each',
-      prepareDatabase: (db: { pragma(sql: string): unknown; loadExtension(file: string, entrypoint?: string): void }) => {
+      prepareDatabase: (db: {
+        pragma(sql: string): unknown;
+        loadExtension(file: string, entrypoint?: string): void;
+      }) => {
         db.pragma(`busy_timeout = ${config.database.busy_timeout_ms}`);
         db.pragma('foreign_keys = ON');
         db.pragma('synchronous = NORMAL');
@@ -62,7 +65,10 @@ export function createDataSource(config: AppConfig, entities: readonly Function[
 }
 
 /** Opens the data source and applies pending migrations; returns the names of the applied ones. */
-export async function openDatabase(config: AppConfig, entities: readonly Function[]): Promise<{ dataSource: DataSource; applied: string[] }> {
+export async function openDatabase(
+  config: AppConfig,
+  entities: readonly Function[],
+): Promise<{ dataSource: DataSource; applied: string[] }> {
   const dataSource = createDataSource(config, entities);
   await dataSource.initialize();
   const applied = await dataSource.runMigrations({ transaction: 'each' });

@@ -1,6 +1,15 @@
-import type { DataSource, EntityManager, EntityTarget, ObjectLiteral, Repository } from 'typeorm';
+import {
+  In,
+  type DataSource,
+  type EntityManager,
+  type EntityTarget,
+  type ObjectLiteral,
+  type Repository,
+} from 'typeorm';
 import type { Ctx } from '../common/ctx';
 import { ChangeFeed, type ChangeTopic } from '../common/change-feed';
+import type { PlainWhere } from './plain-select';
+import { insertPlain, updatePlain } from './plain-write';
 import { SqliteTransactionGate } from './sqlite-transaction-gate';
 
 /**
@@ -30,7 +39,8 @@ export class Db {
 
   /** Runs `fn` in a transaction; nested calls reuse the outer one. */
   async withTransaction<T>(ctx: Ctx, fn: (ctx: Ctx) => Promise<T>): Promise<T> {
-    if (ctx.manager?.queryRunner?.isTransactionActive && (!this.gate || this.gate.insideTransaction())) return fn(ctx);
+    if (ctx.manager?.queryRunner?.isTransactionActive && (!this.gate || this.gate.insideTransaction()))
+      return fn(ctx);
     const committed: Array<() => void> = [];
     const run = () =>
       this.dataSource.transaction((manager) => {
@@ -65,13 +75,66 @@ export class Db {
   }
 
   /**
+   * Inserts one entity, as `save` without reading it back: with one prepared statement where the entity
+   * allows (see insertPlain), else through TypeORM.
+   */
+  async insert<E extends ObjectLiteral>(ctx: Ctx, entity: EntityTarget<E>, row: E): Promise<void> {
+    const repo = this.repo(ctx, entity);
+    if (!(await insertPlain(repo, row))) await repo.save(row, { reload: false, transaction: false });
+  }
+
+  /**
+   * `update(where, set)` for plain conditions, and `add`: numeric columns increased in the same statement.
+   * Like TypeORM's `update`, no listeners run.
+   */
+  async update<E extends ObjectLiteral>(
+    ctx: Ctx,
+    entity: EntityTarget<E>,
+    where: PlainWhere,
+    set: Partial<Record<keyof E & string, unknown>>,
+    add: Partial<Record<keyof E & string, number>> = {},
+  ): Promise<void> {
+    const repo = this.repo(ctx, entity);
+    if (await updatePlain(repo, where, set, add)) return;
+    const qb = repo.createQueryBuilder().update();
+    const values: Record<string, () => string> = {};
+    for (const [property, amount] of Object.entries(add)) {
+      const column = repo.metadata.findColumnWithPropertyName(property);
+      if (!column || typeof amount !== 'number' || !Number.isFinite(amount))
+        throw new Error(`cannot add to ${property}`);
+      const name = qb.escape(column.databaseName);
+      values[property] = () => `${name} + ${Number(amount)}`;
+    }
+    const where_ = Object.fromEntries(
+      Object.entries(where).map(([k, v]) => [k, Array.isArray(v) ? In(v as unknown[]) : v]),
+    );
+    await qb
+      .set({ ...set, ...values } as never)
+      .where(where_)
+      .execute();
+  }
+
+  /**
    * Inserts one entity (every column set by the application) and returns one row of SQL expressions
    * evaluated with it, in the same statement (`INSERT … RETURNING`, which TypeORM builds only on
    * PostgreSQL). `returning` gets a placeholder maker for its own parameters.
    */
-  async insertReturning<E extends ObjectLiteral, R>(ctx: Ctx, entity: EntityTarget<E>, row: E, returning: (param: (value: unknown) => string) => string): Promise<R> {
+  async insertReturning<E extends ObjectLiteral, R>(
+    ctx: Ctx,
+    entity: EntityTarget<E>,
+    row: E,
+    returning: (param: (value: unknown) => string) => string,
+  ): Promise<R> {
+    const plain = await insertPlain(this.repo(ctx, entity), row, { returning });
+    if (plain) return plain as R;
     const manager = this.manager(ctx);
-    const [sql, params] = manager.createQueryBuilder().insert().into(entity).values(row).updateEntity(false).getQueryAndParameters();
+    const [sql, params] = manager
+      .createQueryBuilder()
+      .insert()
+      .into(entity)
+      .values(row)
+      .updateEntity(false)
+      .getQueryAndParameters();
     const all = [...params];
     const driver = manager.connection.driver;
     const param = (value: unknown) => {

@@ -24,13 +24,22 @@ export async function findPage<E extends { id: string }>(
   if (alternatives.every(isPlainWhere)) {
     const plain = alternatives as PlainWhere[];
     const [rows, totalCount] = await Promise.all([
-      selectPlain(repo, plain, { idAfter: page.afterId ? { id: page.afterId, direction } : undefined, order: direction, limit: page.first + 1, ...select }),
+      selectPlain(repo, plain, {
+        idAfter: page.afterId ? { id: page.afterId, direction } : undefined,
+        order: direction,
+        limit: page.first + 1,
+        ...select,
+      }),
       count ? countPlain(repo as unknown as Repository<ObjectLiteral>, plain) : NOT_COUNTED,
     ]);
-    if (rows && totalCount !== null) return { nodes: rows.slice(0, page.first), hasNextPage: rows.length > page.first, totalCount };
+    if (rows && totalCount !== null)
+      return { nodes: rows.slice(0, page.first), hasNextPage: rows.length > page.first, totalCount };
   }
   const cursorWhere = page.afterId
-    ? alternatives.map((w) => ({ ...w, id: direction === 'DESC' ? LessThan(page.afterId!) : MoreThan(page.afterId!) }))
+    ? alternatives.map((w) => ({
+        ...w,
+        id: direction === 'DESC' ? LessThan(page.afterId!) : MoreThan(page.afterId!),
+      }))
     : alternatives;
   const [rows, totalCount] = await Promise.all([
     repo.find({

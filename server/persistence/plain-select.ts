@@ -29,7 +29,20 @@ interface Reader {
 }
 
 /** Column types whose stored value TypeORM's SQLite driver changes on the way in (prepareHydratedValue). */
-const CONVERTED = new Set<unknown>([Boolean, 'boolean', 'datetime', Date, 'date', 'time', 'json', 'jsonb', 'simple-json', 'simple-array', 'simple-enum', Number]);
+const CONVERTED = new Set<unknown>([
+  Boolean,
+  'boolean',
+  'datetime',
+  Date,
+  'date',
+  'time',
+  'json',
+  'jsonb',
+  'simple-json',
+  'simple-array',
+  'simple-enum',
+  Number,
+]);
 
 /** The form TypeORM writes dates in on SQLite (UTC, milliseconds). */
 const SQLITE_DATE = /^\d{4}-\d\d-\d\d \d\d:\d\d:\d\d\.\d{3}$/;
@@ -39,12 +52,18 @@ const SQLITE_DATE = /^\d{4}-\d\d-\d\d \d\d:\d\d:\d\d\.\d{3}$/;
  * advance: the value itself for columns it keeps as stored, and for dates in the form it writes the same
  * Date it would make ('T' between date and time, 'Z' after); anything else goes to the driver.
  */
-function sqliteHydrator(column: ColumnLike, driver: { prepareHydratedValue(value: unknown, column: never): unknown }): Hydrate {
+function sqliteHydrator(
+  column: ColumnLike,
+  driver: { prepareHydratedValue(value: unknown, column: never): unknown },
+): Hydrate {
   const generic: Hydrate = (value) => driver.prepareHydratedValue(value, column as never);
   if (column.transformer) return generic;
   if (!CONVERTED.has(column.type)) return (value) => value;
   if (column.type !== Date && column.type !== 'datetime') return generic;
-  return (value) => (typeof value === 'string' && SQLITE_DATE.test(value) ? new Date(`${value.slice(0, 10)}T${value.slice(11)}Z`) : generic(value));
+  return (value) =>
+    typeof value === 'string' && SQLITE_DATE.test(value)
+      ? new Date(`${value.slice(0, 10)}T${value.slice(11)}Z`)
+      : generic(value);
 }
 
 const readers = new WeakMap<EntityMetadata, Reader | null>();
@@ -92,7 +111,11 @@ const narrowedReaders = new WeakMap<Reader, Map<string, Reader>>();
  * A reader of some of the columns (by property name) plus `keep`, for a caller that uses no others; the
  * whole reader when no list is given or a name is not a column.
  */
-function narrowed(reader: Reader, properties: readonly string[] | undefined, keep: readonly string[]): Reader {
+function narrowed(
+  reader: Reader,
+  properties: readonly string[] | undefined,
+  keep: readonly string[],
+): Reader {
   if (!properties) return reader;
   const wanted = new Set([...keep, ...properties]);
   const key = [...wanted].sort().join(',');
@@ -114,7 +137,12 @@ function narrowed(reader: Reader, properties: readonly string[] | undefined, kee
 }
 
 /** The WHERE clause of alternatives (OR of ANDs), or null when a condition is not a plain value. */
-function whereSql(repo: Repository<ObjectLiteral>, reader: Reader, alternatives: readonly PlainWhere[], params: unknown[]): string | null {
+function whereSql(
+  repo: Repository<ObjectLiteral>,
+  reader: Reader,
+  alternatives: readonly PlainWhere[],
+  params: unknown[],
+): string | null {
   const driver = repo.manager.connection.driver;
   const param = (value: unknown) => {
     params.push(value);
@@ -140,14 +168,30 @@ function whereSql(repo: Repository<ObjectLiteral>, reader: Reader, alternatives:
   return ors.length ? ors.join(' OR ') : '1 = 1';
 }
 
+/** The WHERE clause of plain conditions for any statement on this entity's table; null when they are not plain. */
+export function plainWhereSql(
+  repo: Repository<ObjectLiteral>,
+  alternatives: readonly PlainWhere[],
+  params: unknown[],
+): string | null {
+  const reader = readerOf(repo);
+  return reader ? whereSql(repo, reader, alternatives, params) : null;
+}
+
 function isPlain(value: unknown): value is Plain {
-  return typeof value === 'string' || (typeof value === 'number' && Number.isFinite(value)) || typeof value === 'boolean';
+  return (
+    typeof value === 'string' ||
+    (typeof value === 'number' && Number.isFinite(value)) ||
+    typeof value === 'boolean'
+  );
 }
 
 /** True when `where` holds only plain values (what selectPlain and countPlain take). */
 export function isPlainWhere(where: unknown): where is PlainWhere {
   if (where === null || typeof where !== 'object' || Array.isArray(where)) return false;
-  return Object.values(where).every((v) => isPlain(v) || (Array.isArray(v) && v.length > 0 && v.every(isPlain)));
+  return Object.values(where).every(
+    (v) => isPlain(v) || (Array.isArray(v) && v.length > 0 && v.every(isPlain)),
+  );
 }
 
 export interface SelectOptions {
@@ -175,13 +219,25 @@ interface Joined {
   referencedColumn: string;
 }
 
-function joinedOf(repo: Repository<ObjectLiteral>, property: string, columns: readonly string[] | undefined): Joined | null {
+function joinedOf(
+  repo: Repository<ObjectLiteral>,
+  property: string,
+  columns: readonly string[] | undefined,
+): Joined | null {
   const relation = repo.metadata.relations.find((r) => r.propertyName === property);
-  if (!relation || !(relation.isManyToOne || relation.isOneToOneOwner) || relation.joinColumns.length !== 1 || relation.isLazy) return null;
+  if (
+    !relation ||
+    !(relation.isManyToOne || relation.isOneToOneOwner) ||
+    relation.joinColumns.length !== 1 ||
+    relation.isLazy
+  )
+    return null;
   const join = relation.joinColumns[0]!;
   const referenced = join.referencedColumn;
   if (!referenced) return null;
-  const related = repo.manager.getRepository(relation.inverseEntityMetadata.target) as Repository<ObjectLiteral>;
+  const related = repo.manager.getRepository(
+    relation.inverseEntityMetadata.target,
+  ) as Repository<ObjectLiteral>;
   const full = readerOf(related);
   const own = readerOf(repo);
   if (!full || !own) return null;
@@ -189,7 +245,15 @@ function joinedOf(repo: Repository<ObjectLiteral>, property: string, columns: re
   const foreignColumn = own.where.get(join.propertyName);
   const referencedColumn = reader.where.get(referenced.propertyName);
   if (!foreignColumn || !referencedColumn) return null;
-  return { property, repo: related, reader, foreignKey: join.propertyName, referenced: referenced.propertyName, foreignColumn, referencedColumn };
+  return {
+    property,
+    repo: related,
+    reader,
+    foreignKey: join.propertyName,
+    referenced: referenced.propertyName,
+    foreignColumn,
+    referencedColumn,
+  };
 }
 
 /**
@@ -209,7 +273,9 @@ export async function selectPlain<E extends ObjectLiteral>(
 ): Promise<E[] | null> {
   const full = readerOf(repo as unknown as Repository<ObjectLiteral>);
   if (!full || !full.where.has('id')) return null;
-  const joined = options.join ? joinedOf(repo as unknown as Repository<ObjectLiteral>, options.join, options.joinColumns) : null;
+  const joined = options.join
+    ? joinedOf(repo as unknown as Repository<ObjectLiteral>, options.join, options.joinColumns)
+    : null;
   if (options.join && !joined) return null;
   const reader = narrowed(full, options.columns, joined ? ['id', joined.foreignKey] : ['id']);
   const params: unknown[] = [];
@@ -250,17 +316,87 @@ export async function selectPlain<E extends ObjectLiteral>(
     const entity = meta.create(undefined, { fromDeserializer: true }) as E;
     for (const column of reader.columns) {
       const value = row[column.databaseName];
-      if (value !== undefined) column.setEntityValue(entity, driver.prepareHydratedValue(value, column as never));
+      if (value !== undefined)
+        column.setEntityValue(entity, driver.prepareHydratedValue(value, column as never));
     }
     return entity;
   });
   if (!joined) return entities;
   const keys = [...new Set(entities.map((e) => e[joined.foreignKey] as unknown).filter(isPlain))];
-  const related = keys.length ? await selectPlain(joined.repo, [{ [joined.referenced]: keys }], { columns: joined.reader.columns.map((c) => c.propertyName) }) : [];
+  const related = keys.length
+    ? await selectPlain(joined.repo, [{ [joined.referenced]: keys }], {
+        columns: joined.reader.columns.map((c) => c.propertyName),
+      })
+    : [];
   if (!related) return null;
   const byKey = new Map(related.map((r) => [r[joined.referenced] as unknown, r]));
-  for (const entity of entities) (entity as Record<string, unknown>)[joined.property] = byKey.get(entity[joined.foreignKey]) ?? null;
+  for (const entity of entities)
+    (entity as Record<string, unknown>)[joined.property] = byKey.get(entity[joined.foreignKey]) ?? null;
   return entities;
+}
+
+export interface PlainQuery {
+  /** The entity's columns, each as `alias.column`, for the select list. */
+  columns: string;
+  /** The entity's table, escaped. */
+  table: string;
+  /** The escaped column of a property. */
+  column(property: string): string;
+  /** A placeholder for a parameter. */
+  param(value: unknown): string;
+}
+
+/**
+ * Entities read by a statement the caller writes around the entity's columns (`q.columns` first in the
+ * select list, then `extras` more expressions named "x0", "x1", …), hydrated as `selectPlain` does; each
+ * row's extra values come with it. Null when the entity needs TypeORM (see readerOf).
+ */
+export async function selectPlainWith<E extends ObjectLiteral>(
+  repo: Repository<E>,
+  alias: string,
+  extras: number,
+  build: (q: PlainQuery) => string,
+): Promise<Array<{ entity: E; extras: unknown[] }> | null> {
+  const reader = readerOf(repo as unknown as Repository<ObjectLiteral>);
+  if (!reader) return null;
+  const driver = repo.manager.connection.driver;
+  const params: unknown[] = [];
+  const q: PlainQuery = {
+    columns: reader.columns
+      .map((c) => `${driver.escape(alias)}.${reader.where.get(c.propertyName)!}`)
+      .join(', '),
+    table: reader.table,
+    column: (property) => {
+      const column = reader.where.get(property);
+      if (!column) throw new Error(`${repo.metadata.name} has no column ${property}`);
+      return column;
+    },
+    param: (value) => {
+      params.push(value);
+      return driver.createParameter(`p${params.length}`, params.length - 1);
+    },
+  };
+  const sql = build(q);
+  const meta = repo.metadata;
+  const { columns, hydrate } = reader;
+  const gate = sqliteGateOf(repo.manager.connection);
+  if (gate && hydrate) {
+    return (await gate.rows(sql, params)).map((row) => {
+      const entity = meta.create(undefined, { fromDeserializer: true }) as Record<string, unknown>;
+      for (let i = 0; i < columns.length; i++) entity[columns[i]!.propertyName] = hydrate[i]!(row[i]);
+      return { entity: entity as E, extras: row.slice(columns.length) };
+    });
+  }
+  const rows = (await repo.query(sql, params)) as Array<Record<string, unknown>>;
+  return rows.map((row) => {
+    const entity = meta.create(undefined, { fromDeserializer: true }) as E;
+    for (const column of columns) {
+      const value = row[column.databaseName];
+      if (value !== undefined)
+        column.setEntityValue(entity, driver.prepareHydratedValue(value, column as never));
+    }
+    return { entity, extras: Array.from({ length: extras }, (_, i) => row[`x${i}`]) };
+  });
 }
 
 /** The related entity in a joined row's columns from `offset` on; null when the row has none. */
@@ -268,13 +404,19 @@ function hydrateJoined(joined: Joined, row: unknown[], offset: number): ObjectLi
   const { columns, hydrate } = joined.reader;
   const key = columns.findIndex((c) => c.propertyName === joined.referenced);
   if (row[offset + key] === null || row[offset + key] === undefined) return null;
-  const entity = joined.repo.metadata.create(undefined, { fromDeserializer: true }) as Record<string, unknown>;
+  const entity = joined.repo.metadata.create(undefined, { fromDeserializer: true }) as Record<
+    string,
+    unknown
+  >;
   for (let i = 0; i < columns.length; i++) entity[columns[i]!.propertyName] = hydrate![i]!(row[offset + i]);
   return entity;
 }
 
 /** `repo.count({ where })` for plain conditions with one prebuilt statement; null when TypeORM must do it. */
-export async function countPlain(repo: Repository<ObjectLiteral>, alternatives: readonly PlainWhere[]): Promise<number | null> {
+export async function countPlain(
+  repo: Repository<ObjectLiteral>,
+  alternatives: readonly PlainWhere[],
+): Promise<number | null> {
   const reader = readerOf(repo);
   if (!reader) return null;
   const params: unknown[] = [];

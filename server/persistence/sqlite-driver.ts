@@ -10,7 +10,9 @@ export type SqliteDriver = typeof BetterSqlite3;
  * thread (the memory search threads, the backup) ends — aborts Node 24 (`Assertion failed: (env) != nullptr`
  * in `node::RemoveEnvironmentCleanupHook`, from `Statement::~Statement`).
  */
-export function sqliteDriverModule(nodeVersion = process.versions.node): 'better-sqlite3' | 'better-sqlite3-napi' {
+export function sqliteDriverModule(
+  nodeVersion = process.versions.node,
+): 'better-sqlite3' | 'better-sqlite3-napi' {
   return Number(nodeVersion.split('.')[0]) >= 22 ? 'better-sqlite3-napi' : 'better-sqlite3';
 }
 

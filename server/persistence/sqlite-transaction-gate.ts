@@ -3,12 +3,17 @@ import type { DataSource, QueryRunner } from 'typeorm';
 
 type QueryFn = (...args: unknown[]) => Promise<unknown>;
 
-interface RawStatement {
-  all(...params: unknown[]): unknown[][];
+interface Statement {
+  all(...params: unknown[]): unknown[];
+  run(...params: unknown[]): unknown;
+  raw(on: boolean): Statement;
 }
 interface Connection {
-  prepare(sql: string): { raw(on: boolean): RawStatement };
+  prepare(sql: string): Statement;
 }
+
+/** How a kept statement returns rows: as arrays (`rows`), as objects (`objects`), or none (`write`). */
+type Mode = 'raw' | 'objects' | 'run';
 
 /** How many statements `rows` keeps prepared (most recently used first out last). */
 const STATEMENTS_KEPT = 200;
@@ -35,7 +40,7 @@ export class SqliteTransactionGate {
   private owner: object | null = null;
   private ownerDone: Promise<void> = Promise.resolve();
   private queue: Promise<unknown> = Promise.resolve();
-  private readonly statements = new Map<string, RawStatement>();
+  private readonly statements = new Map<string, Statement>();
   /** The connection the kept statements belong to (a re-initialised data source opens another). */
   private connection: Connection | null = null;
 
@@ -80,22 +85,40 @@ export class SqliteTransactionGate {
    * object per row. Waits, like every statement, while another context's transaction is open.
    */
   async rows(sql: string, params: readonly unknown[]): Promise<unknown[][]> {
+    return (await this.statement(sql, 'raw')).all(...bindable(params)) as unknown[][];
+  }
+
+  /** The rows of a statement as objects by column name (an `INSERT … RETURNING`), as `rows` runs it. */
+  async objects(sql: string, params: readonly unknown[]): Promise<Array<Record<string, unknown>>> {
+    return (await this.statement(sql, 'objects')).all(...bindable(params)) as Array<Record<string, unknown>>;
+  }
+
+  /** Runs a statement that returns no rows (INSERT, UPDATE, DELETE), as `rows` runs a read. */
+  async write(sql: string, params: readonly unknown[]): Promise<void> {
+    (await this.statement(sql, 'run')).run(...bindable(params));
+  }
+
+  /** The kept prepared statement of `sql` (prepared now when it is not), once this context may run it. */
+  private async statement(sql: string, mode: Mode): Promise<Statement> {
     while (this.owner !== null && this.als.getStore() !== this.owner) await this.ownerDone;
-    const connection = (this.dataSource.driver as unknown as { databaseConnection: Connection }).databaseConnection;
+    const connection = (this.dataSource.driver as unknown as { databaseConnection: Connection })
+      .databaseConnection;
     if (connection !== this.connection) {
       this.statements.clear();
       this.connection = connection;
     }
-    let statement = this.statements.get(sql);
+    const key = mode === 'raw' ? sql : `${mode}\u0000${sql}`;
+    let statement = this.statements.get(key);
     if (statement) {
-      this.statements.delete(sql);
+      this.statements.delete(key);
     } else {
-      statement = connection.prepare(sql).raw(true);
-      if (this.statements.size >= STATEMENTS_KEPT) this.statements.delete(this.statements.keys().next().value!);
+      statement = connection.prepare(sql);
+      if (mode === 'raw') statement.raw(true);
+      if (this.statements.size >= STATEMENTS_KEPT)
+        this.statements.delete(this.statements.keys().next().value!);
     }
-    this.statements.set(sql, statement);
-    // better-sqlite3 binds no booleans (TypeORM's runner turns them into 0/1 too).
-    return statement.all(...params.map((p) => (typeof p === 'boolean' ? (p ? 1 : 0) : p)));
+    this.statements.set(key, statement);
+    return statement;
   }
 
   /** True when the caller runs inside the open transaction. */
@@ -123,4 +146,9 @@ export class SqliteTransactionGate {
     this.queue = turn.catch(() => undefined);
     return turn;
   }
+}
+
+/** better-sqlite3 binds no booleans (TypeORM's runner turns them into 0/1 too). */
+function bindable(params: readonly unknown[]): unknown[] {
+  return params.map((p) => (typeof p === 'boolean' ? (p ? 1 : 0) : p));
 }

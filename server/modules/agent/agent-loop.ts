@@ -14,7 +14,19 @@ import type { SessionLifecycleService } from '../sessions';
 import { ChatKind, MessageRole, MessageStatus } from '../sessions';
 import type { TokenCounts, UsageService } from '../usage';
 import type { User, UserService } from '../users';
-import { NO_CLIENT_REQUESTS, NO_COMPACTOR, type AgentToolOutcome, type AgentTools, type ChatPresence, type ClientRequests, type ExchangeListener, type MemoryRecall, type OutboundSender, type SkillSource, type TurnCompactor } from './agent.ports';
+import {
+  NO_CLIENT_REQUESTS,
+  NO_COMPACTOR,
+  type AgentToolOutcome,
+  type AgentTools,
+  type ChatPresence,
+  type ClientRequests,
+  type ExchangeListener,
+  type MemoryRecall,
+  type OutboundSender,
+  type SkillSource,
+  type TurnCompactor,
+} from './agent.ports';
 import { loadHistory } from './history';
 import type { CallPriority, ModelCaller, ModelRole } from '../models';
 import { buildPrompt } from './prompt-builder';
@@ -62,12 +74,24 @@ export interface TurnProfile {
   summarize: boolean;
 }
 
-export const CONVERSATION_TURN: TurnProfile = { role: 'main', priority: 'interactive', history: true, withheldTools: new Set(), summarize: true };
+export const CONVERSATION_TURN: TurnProfile = {
+  role: 'main',
+  priority: 'interactive',
+  history: true,
+  withheldTools: new Set(),
+  summarize: true,
+};
 
 /** The turn's messages were moved to a new session by a compaction and are answered there. */
 class TurnMovedError extends Error {}
 
-const ZERO: TokenCounts = { inputTokens: 0, outputTokens: 0, cacheReadTokens: 0, cacheWriteTokens: 0, estimated: false };
+const ZERO: TokenCounts = {
+  inputTokens: 0,
+  outputTokens: 0,
+  cacheReadTokens: 0,
+  cacheWriteTokens: 0,
+  estimated: false,
+};
 
 function addUsage(a: TokenCounts, b: TokenCounts): TokenCounts {
   return {
@@ -91,46 +115,113 @@ export class AgentLoop implements TurnExecutor {
     private readonly options: AgentLoopOptions,
   ) {}
 
-  async runTurn(jobCtx: Ctx, session: Session, batch: Message[], turnId: string, signal: AbortSignal, profile: TurnProfile = CONVERSATION_TURN): Promise<void> {
+  async runTurn(
+    jobCtx: Ctx,
+    session: Session,
+    batch: Message[],
+    turnId: string,
+    signal: AbortSignal,
+    profile: TurnProfile = CONVERSATION_TURN,
+  ): Promise<void> {
     const { events } = this.deps;
     const last = batch[batch.length - 1]!;
     const sender = last.userId ? await this.deps.users.current(jobCtx, last.userId) : null;
     const ctx = this.senderCtx(jobCtx, sender, session);
-    await events.publish(session.id, { type: 'TurnStarted', turnId, messageIds: batch.map((m) => m.id) });
+    // Events of a session leave in the order they are published, so the prompt is built while this one is
+    // on its way; the turn waits for it before it ends either way (a failed publish fails the turn).
+    const started = events.publish(session.id, {
+      type: 'TurnStarted',
+      turnId,
+      messageIds: batch.map((m) => m.id),
+    });
+    started.catch(() => undefined);
     const typing = (on: boolean) =>
-      session.chatId ? this.deps.presence.setTyping(session.channel, session.chatId, on).catch(() => undefined) : Promise.resolve();
+      session.chatId
+        ? this.deps.presence.setTyping(session.channel, session.chatId, on).catch(() => undefined)
+        : Promise.resolve();
     // "typing…" goes out while the prompt is built; the reply waits for it, so it never comes after the reply.
     const typingShown = typing(true);
     let usage: TokenCounts = { ...ZERO };
     try {
-      const { text, usage: used, clientToolCalls } = await this.think(ctx, session, batch, turnId, signal, sender, profile);
+      const {
+        text,
+        usage: used,
+        clientToolCalls,
+      } = await this.think(ctx, session, batch, turnId, signal, sender, profile);
       usage = used;
+      await started;
       await typingShown;
-      const reply = await this.finish(ctx, session, batch, turnId, text, usage, MessageStatus.DONE, (r) => ({ type: 'TurnFinished', turnId, status: 'done', replyMessageId: r.id }), clientToolCalls);
-      if (profile.summarize) await this.deps.exchange.afterExchange(ctx, session, { userMessageIds: batch.map((m) => m.id), replyMessageId: reply.id });
+      const reply = await this.finish(
+        ctx,
+        session,
+        batch,
+        turnId,
+        text,
+        usage,
+        MessageStatus.DONE,
+        (r) => ({ type: 'TurnFinished', turnId, status: 'done', replyMessageId: r.id }),
+        clientToolCalls,
+      );
+      if (profile.summarize)
+        await this.deps.exchange.afterExchange(ctx, session, {
+          userMessageIds: batch.map((m) => m.id),
+          replyMessageId: reply.id,
+        });
     } catch (err) {
       await typingShown;
+      await started.catch(() => undefined);
       if (signal.aborted || err instanceof TurnAbortedError) {
         const reason = signal.reason instanceof TurnAbortedError ? signal.reason.reason : 'stopped';
         // On shutdown the turn stays PROCESSING and is answered again after the restart.
         if (reason === TurnAbortedError.SHUTDOWN) throw err;
-        await this.deps.db.repo(jobCtx, Message).update({ id: In(batch.map((m) => m.id)) }, { status: MessageStatus.CANCELLED });
-        await events.publish(session.id, { type: 'Notice', level: 'info', text: `Turn stopped (${reason}).` });
-        await events.publish(session.id, { type: 'TurnFinished', turnId, status: 'cancelled', replyMessageId: null });
+        await this.deps.db
+          .repo(jobCtx, Message)
+          .update({ id: In(batch.map((m) => m.id)) }, { status: MessageStatus.CANCELLED });
+        await events.publish(session.id, {
+          type: 'Notice',
+          level: 'info',
+          text: `Turn stopped (${reason}).`,
+        });
+        await events.publish(session.id, {
+          type: 'TurnFinished',
+          turnId,
+          status: 'cancelled',
+          replyMessageId: null,
+        });
         return;
       }
       const compactor = this.deps.compactor ?? NO_COMPACTOR;
-      if (err instanceof TurnMovedError || (err instanceof ContextLengthError && (await compactor.afterContextLengthError(ctx, session, batch, turnId)))) {
-        await events.publish(session.id, { type: 'TurnFinished', turnId, status: 'cancelled', replyMessageId: null, error: 'continued in a new session after compaction' });
+      if (
+        err instanceof TurnMovedError ||
+        (err instanceof ContextLengthError &&
+          (await compactor.afterContextLengthError(ctx, session, batch, turnId)))
+      ) {
+        await events.publish(session.id, {
+          type: 'TurnFinished',
+          turnId,
+          status: 'cancelled',
+          replyMessageId: null,
+          error: 'continued in a new session after compaction',
+        });
         return;
       }
       const problem = describeModelFailure(err);
       // A provider's failure is expected (and was logged per attempt): its message says it all, a stack
       // would only point into our queue code. Anything else is a defect and keeps its stack.
-      const logged = err instanceof ModelError || err instanceof AppError ? { error: err.message, kind: err.name } : { err };
+      const logged =
+        err instanceof ModelError || err instanceof AppError
+          ? { error: err.message, kind: err.name }
+          : { err };
       ctx.logger.warn({ ...logged, sessionId: session.id, turnId }, 'turn failed');
       const errorCode = err instanceof AppError ? err.code : null;
-      await this.finish(ctx, session, batch, turnId, problem, usage, MessageStatus.FAILED, (r) => ({ type: 'TurnFinished', turnId, status: 'failed', replyMessageId: r.id, error: problem, ...(errorCode ? { errorCode } : {}) }));
+      await this.finish(ctx, session, batch, turnId, problem, usage, MessageStatus.FAILED, (r) => ({
+        type: 'TurnFinished',
+        turnId,
+        status: 'failed',
+        replyMessageId: r.id,
+        error: problem,
+        ...(errorCode ? { errorCode } : {}),
+      }));
     } finally {
       await typing(false);
     }
@@ -138,7 +229,13 @@ export class AgentLoop implements TurnExecutor {
 
   /** The sender acting, with their own trust (each group member's own trust gates tools). */
   private senderCtx(jobCtx: Ctx, sender: User | null, session: Session): Ctx {
-    if (!sender) return new Ctx({ actor: { kind: 'anonymous' }, logger: jobCtx.logger, channel: session.channel, requestId: jobCtx.requestId });
+    if (!sender)
+      return new Ctx({
+        actor: { kind: 'anonymous' },
+        logger: jobCtx.logger,
+        channel: session.channel,
+        requestId: jobCtx.requestId,
+      });
     return new Ctx({
       actor: { kind: 'user', userId: sender.id, trust: sender.trust },
       logger: jobCtx.logger.child({ userId: sender.id, sessionId: session.id }),
@@ -165,12 +262,13 @@ export class AgentLoop implements TurnExecutor {
       mayUseTools ? tools.specsFor(ctx, session.channel) : [],
       mayUseTools ? this.deps.skills.skillsFor(ctx, session.channel, session.id) : [],
       sender ? this.deps.memory.recall(ctx, session, query) : [],
-      (session.chatKind === ChatKind.GROUP ? this.senderNames(ctx, batch) : Promise.resolve(undefined)).then((senderNames) =>
-        loadHistory(db, ctx, session.id, batch, {
-          limit: profile.history ? this.options.historyMessages : batch.length,
-          vision: info.supportsVision,
-          senderNames,
-        }),
+      (session.chatKind === ChatKind.GROUP ? this.senderNames(ctx, batch) : Promise.resolve(undefined)).then(
+        (senderNames) =>
+          loadHistory(db, ctx, session.id, batch, {
+            limit: profile.history ? this.options.historyMessages : batch.length,
+            vision: info.supportsVision,
+            senderNames,
+          }),
       ),
       (this.deps.clientRequests ?? NO_CLIENT_REQUESTS).forTurn(session, batch),
     ]);
@@ -178,15 +276,22 @@ export class AgentLoop implements TurnExecutor {
     // Tools the API client runs itself: offered only to senders who may use tools at all, never in place
     // of a server tool (the API refuses such a name before the turn), and not when the client said `none`.
     const clientTools =
-      mayUseTools && client?.tools?.length && client.toolChoice !== 'none' ? client.tools.filter((t) => !serverSpecs.some((s) => s.name === t.name)) : [];
+      mayUseTools && client?.tools?.length && client.toolChoice !== 'none'
+        ? client.tools.filter((t) => !serverSpecs.some((s) => s.name === t.name))
+        : [];
     const clientToolNames = new Set(clientTools.map((t) => t.name));
     const specs = [...serverSpecs, ...clientTools];
-    const toolChoice = clientTools.length && client?.toolChoice && client.toolChoice !== 'auto' ? client.toolChoice : undefined;
+    const toolChoice =
+      clientTools.length && client?.toolChoice && client.toolChoice !== 'auto'
+        ? client.toolChoice
+        : undefined;
     // The time changes every turn: it sits late in the prompt, to the minute, so the prefix stays cacheable.
     const turnContext = [`Now: ${new Date().toISOString().slice(0, 16).replace('T', ' ')} UTC`];
     const context = [
       `Channel: ${session.channel} (${session.chatKind === ChatKind.GROUP ? `group chat ${session.chatId}` : 'direct chat'})`,
-      sender ? `You are talking with ${sender.displayName} (trust ${sender.trust}).` : 'The sender is not known.',
+      sender
+        ? `You are talking with ${sender.displayName} (trust ${sender.trust}).`
+        : 'The sender is not known.',
     ];
     const budget = Math.max(512, info.contextWindow - Math.min(2048, Math.floor(info.contextWindow / 4)));
     const promptFor = (pinnedTail: number, budgetTokens: number, recalled = memories) =>
@@ -209,7 +314,8 @@ export class AgentLoop implements TurnExecutor {
       // Recalled memories are trimmed before any history, so they never make a session compact.
       const whole = promptFor(batch.length, Number.POSITIVE_INFINITY, []);
       const prompt = { estimatedTokens: whole.estimatedTokens, contextWindow: info.contextWindow };
-      if (await this.deps.compactor.beforeTurn(ctx, session, batch, prompt)) throw new TurnMovedError('compacted before the turn');
+      if (await this.deps.compactor.beforeTurn(ctx, session, batch, prompt))
+        throw new TurnMovedError('compacted before the turn');
     }
     let usage: TokenCounts = { ...ZERO };
     let pinned = batch.length;
@@ -225,7 +331,11 @@ export class AgentLoop implements TurnExecutor {
           tools: info.supportsTools && specs.length ? specs : undefined,
           ...(client?.maxTokens ? { maxTokens: client.maxTokens } : {}),
           ...(toolChoice && info.supportsTools ? { toolChoice } : {}),
-          stream: { sessionId: session.id, turnId, holdToolCallText: !info.supportsTools && specs.length > 0 },
+          stream: {
+            sessionId: session.id,
+            turnId,
+            holdToolCallText: !info.supportsTools && specs.length > 0,
+          },
         },
         signal,
       );
@@ -237,7 +347,10 @@ export class AgentLoop implements TurnExecutor {
       // to server tools in the same answer are dropped (the model may ask again once it has the results).
       const clientCalls = calls.filter((c) => clientToolNames.has(c.name));
       if (clientCalls.length) return { text: result.text.trim(), usage, clientToolCalls: clientCalls };
-      const assistant = await this.store(ctx, session, turnId, MessageRole.ASSISTANT, result.text, { toolCalls: calls, replyToId: batch[batch.length - 1]!.id });
+      const assistant = await this.store(ctx, session, turnId, MessageRole.ASSISTANT, result.text, {
+        toolCalls: calls,
+        replyToId: batch[batch.length - 1]!.id,
+      });
       history.push({ role: 'assistant', content: assistant.content, toolCalls: calls });
       const outcomes = await this.runTools(
         { ctx, sessionId: session.id, channel: session.channel, chatId: session.chatId, signal, turnId },
@@ -245,18 +358,38 @@ export class AgentLoop implements TurnExecutor {
         profile,
         {
           onStart: (call) =>
-            void events.publish(session.id, { type: 'ToolCallEvent', turnId, callId: call.id, tool: call.name, phase: 'started' }),
+            void events.publish(session.id, {
+              type: 'ToolCallEvent',
+              turnId,
+              callId: call.id,
+              tool: call.name,
+              phase: 'started',
+            }),
           onEnd: (o) =>
-            void events.publish(session.id, { type: 'ToolCallEvent', turnId, callId: o.id, tool: o.name, phase: 'finished', outcome: o.status, summary: o.output.slice(0, 200) }),
+            void events.publish(session.id, {
+              type: 'ToolCallEvent',
+              turnId,
+              callId: o.id,
+              tool: o.name,
+              phase: 'finished',
+              outcome: o.status,
+              summary: o.output.slice(0, 200),
+            }),
         },
       );
       for (const o of outcomes) {
-        await this.store(ctx, session, turnId, MessageRole.TOOL, o.output, { toolCallId: o.id, replyToId: batch[batch.length - 1]!.id });
+        await this.store(ctx, session, turnId, MessageRole.TOOL, o.output, {
+          toolCallId: o.id,
+          replyToId: batch[batch.length - 1]!.id,
+        });
         history.push({ role: 'tool', content: o.output, toolCallId: o.id, name: o.name });
       }
       pinned += 1 + outcomes.length;
     }
-    return { text: `I stopped after ${this.options.maxIterations} steps without a final answer. Ask me to continue if you want me to go on.`, usage };
+    return {
+      text: `I stopped after ${this.options.maxIterations} steps without a final answer. Ask me to continue if you want me to go on.`,
+      usage,
+    };
   }
 
   /** Runs the calls through the tool pipeline; withheld tools are answered as refused without running. */
@@ -271,7 +404,14 @@ export class AgentLoop implements TurnExecutor {
     const byId = new Map(ran.map((o) => [o.id, o]));
     return calls.map(
       (c) =>
-        byId.get(c.id) ?? { id: c.id, name: c.name, ok: false, status: 'refused', durationMs: 0, output: `Refused: the tool "${c.name}" is not available in this run.` },
+        byId.get(c.id) ?? {
+          id: c.id,
+          name: c.name,
+          ok: false,
+          status: 'refused',
+          durationMs: 0,
+          output: `Refused: the tool "${c.name}" is not available in this run.`,
+        },
     );
   }
 
@@ -308,21 +448,19 @@ export class AgentLoop implements TurnExecutor {
     content: string,
     extra: { toolCalls?: ToolCall[]; toolCallId?: string; replyToId?: string },
   ): Promise<Message> {
-    const repo = this.deps.db.repo(ctx, Message);
-    return repo.save(
-      repo.create({
-        sessionId: session.id,
-        userId: null,
-        role,
-        content,
-        status: MessageStatus.DONE,
-        turnId,
-        toolCalls: extra.toolCalls ?? null,
-        toolCallId: extra.toolCallId ?? null,
-        replyToId: extra.replyToId ?? null,
-        dedupeKey: null,
-      }),
-    );
+    const row = this.deps.db.repo(ctx, Message).create({
+      sessionId: session.id,
+      userId: null,
+      role,
+      content,
+      status: MessageStatus.DONE,
+      turnId,
+      toolCalls: extra.toolCalls ?? null,
+      toolCallId: extra.toolCallId ?? null,
+      replyToId: extra.replyToId ?? null,
+      dedupeKey: null,
+    });
+    return this.deps.db.insert(ctx, Message, row).then(() => row);
   }
 
   /**
@@ -342,37 +480,46 @@ export class AgentLoop implements TurnExecutor {
   ): Promise<Message> {
     const { db, events } = this.deps;
     const reply = await db.withTransaction(ctx, async (tx) => {
-      const repo = db.repo(tx, Message);
-      const saved = await repo.save(
-        repo.create({
-          sessionId: session.id,
-          userId: null,
-          role: MessageRole.ASSISTANT,
-          content: text,
-          status,
-          turnId,
-          replyToId: batch[batch.length - 1]!.id,
-          dedupeKey: `reply:${turnId}`,
-          toolCalls: toolCalls?.length ? toolCalls : null,
-          toolCallId: null,
-          inputTokens: usage.inputTokens,
-          outputTokens: usage.outputTokens,
-          cacheReadTokens: usage.cacheReadTokens,
-          cacheWriteTokens: usage.cacheWriteTokens,
-          usageEstimated: usage.estimated,
-        }),
-        // Every column with a database default is written above, so reading the row back changes nothing.
-        { reload: false },
-      );
-      await repo.update({ id: In(batch.map((m) => m.id)) }, { status: MessageStatus.DONE });
+      const saved = db.repo(tx, Message).create({
+        sessionId: session.id,
+        userId: null,
+        role: MessageRole.ASSISTANT,
+        content: text,
+        status,
+        turnId,
+        replyToId: batch[batch.length - 1]!.id,
+        dedupeKey: `reply:${turnId}`,
+        toolCalls: toolCalls?.length ? toolCalls : null,
+        toolCallId: null,
+        inputTokens: usage.inputTokens,
+        outputTokens: usage.outputTokens,
+        cacheReadTokens: usage.cacheReadTokens,
+        cacheWriteTokens: usage.cacheWriteTokens,
+        usageEstimated: usage.estimated,
+      });
+      // Every column with a database default is written above, so there is nothing to read back.
+      await db.insert(tx, Message, saved);
+      await db.update(tx, Message, { id: batch.map((m) => m.id) }, { status: MessageStatus.DONE });
       await this.deps.lifecycle.recordActivity(tx, session.id, { messages: batch.length + 1, ...usage });
       return saved;
     });
     if (session.chatId) {
-      await this.deps.outbound.deliver(ctx, { sessionId: session.id, channel: session.channel, chatId: session.chatId, messageId: reply.id, text, turnId });
+      await this.deps.outbound.deliver(ctx, {
+        sessionId: session.id,
+        channel: session.channel,
+        chatId: session.chatId,
+        messageId: reply.id,
+        text,
+        turnId,
+      });
     }
     await Promise.all([
-      events.publish(session.id, { type: 'MessageAdded', messageId: reply.id, role: reply.role, content: reply.content }),
+      events.publish(session.id, {
+        type: 'MessageAdded',
+        messageId: reply.id,
+        role: reply.role,
+        content: reply.content,
+      }),
       events.publish(session.id, finished(reply)),
     ]);
     return reply;

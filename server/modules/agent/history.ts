@@ -1,6 +1,7 @@
-import { In } from 'typeorm';
+import { In, type Repository } from 'typeorm';
 import type { Ctx } from '../../common/ctx';
 import type { Db } from '../../persistence/db';
+import { selectPlainWith } from '../../persistence/plain-select';
 import type { ChatMessage, ContentPart, ToolCall } from '../models';
 import { Image } from '../sessions';
 import { Message } from '../sessions';
@@ -31,7 +32,12 @@ export interface LoadedHistory {
  * Tool calls and results keep their roles: the provider adapter writes them as text for models without
  * native tools.
  */
-export function toChatMessages(rows: Message[], images: Map<string, Image[]>, opts: HistoryOptions, currentIds: Set<string>): LoadedHistory {
+export function toChatMessages(
+  rows: Message[],
+  images: Map<string, Image[]>,
+  opts: HistoryOptions,
+  currentIds: Set<string>,
+): LoadedHistory {
   const out: ChatMessage[] = [];
   const toolNames = new Map<string, string>();
   let summary: string | null = null;
@@ -40,26 +46,44 @@ export function toChatMessages(rows: Message[], images: Map<string, Image[]>, op
       case MessageRole.USER: {
         const label = opts.senderNames && m.userId ? opts.senderNames.get(m.userId) : undefined;
         // A transcript is marked as one, so the model knows the words were spoken (and may be misheard).
-        const body = m.voiceSeconds != null ? `[voice note, ${m.voiceSeconds} s, transcribed] ${m.content}` : m.content;
+        const body =
+          m.voiceSeconds != null ? `[voice note, ${m.voiceSeconds} s, transcribed] ${m.content}` : m.content;
         const text = label ? `[${label}] ${body}` : body;
         const imgs = currentIds.has(m.id) ? (images.get(m.id) ?? []) : [];
         if (imgs.length && opts.vision) {
-          const parts: ContentPart[] = [{ type: 'text', text }, ...imgs.map((i) => ({ type: 'image' as const, mimeType: i.mimeType, dataBase64: i.dataBase64 }))];
+          const parts: ContentPart[] = [
+            { type: 'text', text },
+            ...imgs.map((i) => ({ type: 'image' as const, mimeType: i.mimeType, dataBase64: i.dataBase64 })),
+          ];
           out.push({ role: 'user', content: parts });
         } else {
-          out.push({ role: 'user', content: imgs.length ? `${text}\n[${imgs.length} image(s) attached; this model cannot see images]` : text });
+          out.push({
+            role: 'user',
+            content: imgs.length
+              ? `${text}\n[${imgs.length} image(s) attached; this model cannot see images]`
+              : text,
+          });
         }
         break;
       }
       case MessageRole.ASSISTANT: {
         const calls = toolCallsOf(m);
         for (const c of calls) toolNames.set(c.id, c.name);
-        out.push(calls.length ? { role: 'assistant', content: m.content, toolCalls: calls } : { role: 'assistant', content: m.content });
+        out.push(
+          calls.length
+            ? { role: 'assistant', content: m.content, toolCalls: calls }
+            : { role: 'assistant', content: m.content },
+        );
         break;
       }
       case MessageRole.TOOL: {
         const name = m.toolCallId ? toolNames.get(m.toolCallId) : undefined;
-        out.push({ role: 'tool', content: m.content, toolCallId: m.toolCallId ?? undefined, ...(name ? { name } : {}) });
+        out.push({
+          role: 'tool',
+          content: m.content,
+          toolCallId: m.toolCallId ?? undefined,
+          ...(name ? { name } : {}),
+        });
         break;
       }
       case MessageRole.SYSTEM:
@@ -96,36 +120,84 @@ export async function loadHistory(
 ): Promise<LoadedHistory> {
   const lastId = batch[batch.length - 1]!.id;
   const repo = db.repo(ctx, Message);
-  const params = { sessionId, lastId, hidden: [MessageStatus.QUEUED, MessageStatus.FAILED], system: MessageRole.SYSTEM };
-  const { entities: newest, raw } = await repo
-    .createQueryBuilder('m')
-    .addSelect((q) => q.select('COUNT(*)').from(Message, 'c').where('c.sessionId = :sessionId AND c.id <= :lastId AND c.status NOT IN (:...hidden)'), 'total')
-    .addSelect((q) => q.select('MIN(f.id)').from(Message, 'f').where('f.sessionId = :sessionId AND f.role = :system'), 'seedId')
-    .where('m.sessionId = :sessionId AND m.id <= :lastId AND m.status NOT IN (:...hidden)')
-    .setParameters(params)
-    .orderBy('m.id', 'DESC')
-    .limit(opts.limit)
-    .getRawAndEntities<{ total: number | string; seedId: string | null }>();
+  const { newest, total, seedId } = await newestOf(repo, sessionId, lastId, opts.limit);
   // The window holds the newest `total - start` of them (windowStart never leaves more than `limit`).
-  const total = Number(raw[0]?.total ?? 0);
   const rows = newest.slice(0, total - windowStart(total, opts.limit)).reverse();
   // Messages of the running turn are PROCESSING; make sure they are all in, even past the limit.
   const ids = new Set(rows.map((r) => r.id));
   for (const m of batch) if (!ids.has(m.id)) rows.push(m);
   // The summary a compaction seeded the session with stays in, however long the session grew since.
-  if (!raw.length) {
+  if (!newest.length) {
     const seed = await repo.findOne({ where: { sessionId, role: MessageRole.SYSTEM }, order: { id: 'ASC' } });
     if (seed) rows.push(seed);
-  } else if (raw[0]!.seedId && !rows.some((r) => r.id === raw[0]!.seedId)) {
-    const seed = await repo.findOneBy({ id: raw[0]!.seedId });
+  } else if (seedId && !rows.some((r) => r.id === seedId)) {
+    const seed = await repo.findOneBy({ id: seedId });
     if (seed) rows.push(seed);
   }
   rows.sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
   const currentIds = new Set(batch.map((m) => m.id));
   // A message read for its turn knows whether it has images; one read elsewhere may have.
   const mayHaveImages = batch.filter((m) => m.hasImages !== false).map((m) => m.id);
-  const imageRows = mayHaveImages.length ? await db.repo(ctx, Image).findBy({ messageId: In(mayHaveImages) }) : [];
+  const imageRows = mayHaveImages.length
+    ? await db.repo(ctx, Image).findBy({ messageId: In(mayHaveImages) })
+    : [];
   const images = new Map<string, Image[]>();
   for (const img of imageRows) images.set(img.messageId!, [...(images.get(img.messageId!) ?? []), img]);
   return toChatMessages(rows, images, opts, currentIds);
+}
+
+const HIDDEN = [MessageStatus.QUEUED, MessageStatus.FAILED];
+
+/**
+ * The newest `limit` shown messages up to `lastId`, newest first, with the number of shown messages up to
+ * it and the id of the session's first system message (a compaction's seed), in one statement.
+ */
+async function newestOf(
+  repo: Repository<Message>,
+  sessionId: string,
+  lastId: string,
+  limit: number,
+): Promise<{ newest: Message[]; total: number; seedId: string | null }> {
+  const plain = await selectPlainWith(repo, 'm', 2, (q) => {
+    const [session, id, status, role] = [
+      q.column('sessionId'),
+      q.column('id'),
+      q.column('status'),
+      q.column('role'),
+    ];
+    const shown = (a: string) =>
+      `${a}.${session} = ${q.param(sessionId)} AND ${a}.${id} <= ${q.param(lastId)} AND ${a}.${status} NOT IN (${HIDDEN.map(q.param).join(', ')})`;
+    return (
+      `SELECT ${q.columns}, (SELECT COUNT(*) FROM ${q.table} c WHERE ${shown('c')}) AS "x0", ` +
+      `(SELECT MIN(f.${id}) FROM ${q.table} f WHERE f.${session} = ${q.param(sessionId)} AND f.${role} = ${q.param(MessageRole.SYSTEM)}) AS "x1" ` +
+      `FROM ${q.table} m WHERE ${shown('m')} ORDER BY m.${id} DESC LIMIT ${Math.max(0, Math.floor(limit))}`
+    );
+  });
+  if (plain)
+    return {
+      newest: plain.map((r) => r.entity),
+      total: Number(plain[0]?.extras[0] ?? 0),
+      seedId: (plain[0]?.extras[1] as string | null) ?? null,
+    };
+  const params = { sessionId, lastId, hidden: HIDDEN, system: MessageRole.SYSTEM };
+  const { entities, raw } = await repo
+    .createQueryBuilder('m')
+    .addSelect(
+      (q) =>
+        q
+          .select('COUNT(*)')
+          .from(Message, 'c')
+          .where('c.sessionId = :sessionId AND c.id <= :lastId AND c.status NOT IN (:...hidden)'),
+      'total',
+    )
+    .addSelect(
+      (q) => q.select('MIN(f.id)').from(Message, 'f').where('f.sessionId = :sessionId AND f.role = :system'),
+      'seedId',
+    )
+    .where('m.sessionId = :sessionId AND m.id <= :lastId AND m.status NOT IN (:...hidden)')
+    .setParameters(params)
+    .orderBy('m.id', 'DESC')
+    .limit(limit)
+    .getRawAndEntities<{ total: number | string; seedId: string | null }>();
+  return { newest: entities, total: Number(raw[0]?.total ?? 0), seedId: raw[0]?.seedId ?? null };
 }

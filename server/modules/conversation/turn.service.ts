@@ -103,7 +103,7 @@ export class TurnService {
     await added;
     if (reservation) {
       // Older messages wait (a drain is due): this one queues behind them, and the drain starts here.
-      await this.db.repo(ctx, Message).update({ id: message.id }, { status: MessageStatus.QUEUED, turnId: input.turnId ?? null });
+      await this.db.update(ctx, Message, { id: message.id }, { status: MessageStatus.QUEUED, turnId: input.turnId ?? null });
       reservation.drain();
       return { messageId: message.id, sessionId: session.id, status: MessageStatus.QUEUED, duplicate: false };
     }
@@ -146,7 +146,7 @@ export class TurnService {
         older = Number(found.older);
       } else {
         // Every column is set here (ids and times by the application): nothing to read back.
-        await repo.save(row, { reload: false, transaction: false });
+        await this.db.insert(tx, Message, row);
       }
       if (input.images?.length) {
         const images = this.db.repo(tx, Image);
@@ -268,7 +268,7 @@ export class TurnService {
       // A message submitted with its turn id keeps it (first run only: a retried turn gets a new id).
       const first = batch[0]!;
       const turnId = first.status === MessageStatus.QUEUED && first.turnId ? first.turnId : newId();
-      await this.db.repo(ctx, Message).update({ id: In(batch.map((m) => m.id)) }, { status: MessageStatus.PROCESSING, turnId });
+      await this.db.update(ctx, Message, { id: batch.map((m) => m.id) }, { status: MessageStatus.PROCESSING, turnId });
       const controller = this.running.begin(session.id, turnId, batch[batch.length - 1]!.id, signal);
       try {
         await runner.runTurn(ctx, session, batch, turnId, controller.signal);

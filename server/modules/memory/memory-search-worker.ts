@@ -35,7 +35,10 @@ export type SearchWorkerRequest =
       generation: number;
     }
   | { kind: 'apply'; set: VectorWrite[]; removed: number[] }
-  /** Loads every owner's codes ahead of the first search (sent at start-up; no answer). */
+  /**
+   * Loads every owner's codes ahead of the searches (sent at start-up; no answer), one owner at a time
+   * between the messages that come in: a search never waits for the whole warm-up.
+   */
   | { kind: 'warm'; dims: number; generation: number };
 
 /** A hit as it crosses threads: dates as epoch ms (a cloned Date belongs to the thread's realm, not the caller's). */
@@ -137,6 +140,31 @@ function run(init: SearchWorkerInit, port: NonNullable<typeof parentPort>): void
     }
   };
 
+  let queue = Promise.resolve();
+  // The warm-up loads one owner per step, each step queued behind the messages that came in meanwhile: a
+  // search waits for at most one owner's codes besides its own (loaded on demand by the search itself),
+  // never for every owner's.
+  let warming: string[] = [];
+  const warmStep = async (): Promise<void> => {
+    const owner = warming.shift();
+    if (owner === undefined || !codes) return;
+    try {
+      checkVersion();
+      db.exec('BEGIN');
+      try {
+        await codes.load([owner]);
+      } finally {
+        db.exec('COMMIT');
+      }
+    } catch {
+      warming = []; // the searches load what they need (and report what fails)
+      return;
+    }
+    if (warming.length) nextWarmStep();
+  };
+  // Two hops through the event loop's check phase take it through a poll phase, where messages that came in
+  // during the step are received (and queued) before the next step is.
+  const nextWarmStep = () => setImmediate(() => setImmediate(() => (queue = queue.then(warmStep))));
   const handle = async (message: SearchWorkerRequest): Promise<void> => {
     if (message.kind === 'apply') {
       codes?.apply({ set: message.set, removed: message.removed });
@@ -145,13 +173,8 @@ function run(init: SearchWorkerInit, port: NonNullable<typeof parentPort>): void
     if (message.kind === 'warm') {
       try {
         useCodes(message.dims, message.generation);
-        checkVersion();
-        db.exec('BEGIN');
-        try {
-          await codes?.load(await readVectorOwners(query));
-        } finally {
-          db.exec('COMMIT');
-        }
+        warming = await readVectorOwners(query);
+        if (warming.length) nextWarmStep();
       } catch {
         /* the first search loads what it needs (and reports what fails) */
       }
@@ -172,7 +195,6 @@ function run(init: SearchWorkerInit, port: NonNullable<typeof parentPort>): void
       port.postMessage({ id: message.id, error: (err as Error).message || String(err) } satisfies SearchWorkerReply);
     }
   };
-  let queue = Promise.resolve();
   port.on('message', (message: SearchWorkerRequest) => {
     queue = queue.then(() => handle(message));
   });

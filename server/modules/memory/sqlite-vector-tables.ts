@@ -48,9 +48,30 @@ export async function readCodes(query: ReadQuery, owner: string): Promise<CodeBl
       to ? [owner, from, to] : [owner, from],
     )) as Array<{ seqs: string | null; codes: Uint8Array | null }>;
     if (!row?.seqs || !row.codes) continue;
-    blocks.push({ seqs: row.seqs.split(',').map(Number), codes: row.codes });
+    blocks.push({ seqs: parseSeqs(row.seqs), codes: row.codes });
   }
   return blocks;
+}
+
+/**
+ * The seqs of a block as `group_concat` wrote them ('12,7,3051'), read digit by digit into an Int32Array: a
+ * string and an array slot per seq (split and Number) took about as long as reading the codes from SQLite.
+ */
+export function parseSeqs(text: string): Int32Array {
+  let n = 1;
+  for (let i = 0; i < text.length; i++) if (text.charCodeAt(i) === 44) n++;
+  const out = new Int32Array(n);
+  let k = 0;
+  let value = 0;
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    if (c === 44) {
+      out[k++] = value;
+      value = 0;
+    } else value = value * 10 + (c - 48);
+  }
+  out[k] = value;
+  return out;
 }
 
 /**

@@ -59,7 +59,7 @@ class OwnerCodes {
     while (capacity < this.count + n) capacity *= 2;
     if (capacity > this.seqs.length) this.grow(capacity);
     const first = this.count;
-    for (let i = 0; i < n; i++) this.seqs[first + i] = block.seqs[i]!;
+    this.seqs.set(block.seqs, first);
     const target = new Uint8Array(this.memory.words.buffer, this.memory.words.byteOffset, this.memory.words.byteLength);
     const slotBytes = this.stride * 4;
     if (slotBytes === bytes) target.set(block.codes, first * slotBytes);

@@ -27,9 +27,10 @@ function tokenCounter(): typeof CountTokens {
   return counter;
 }
 
-// Each turn re-counts the same system prompt and most of the same history: counts of longer texts are
-// remembered (least recently used out first, at most CACHE_CHARS characters of text kept).
-const CACHE_MIN_CHARS = 64;
+// Each turn re-counts the same system prompt and most of the same history: counts are remembered (least
+// recently used out first; each text is charged its length plus ENTRY_CHARS for the entry itself, at most
+// CACHE_CHARS in all), short texts too, since a chat's history is mostly short messages.
+const ENTRY_CHARS = 64;
 const CACHE_CHARS = 4_000_000;
 const counted = new Map<string, number>();
 let cachedChars = 0;
@@ -37,7 +38,6 @@ let cachedChars = 0;
 /** Tokens of a piece of text. */
 export function estimateTokens(text: string): number {
   if (!text) return 0;
-  if (text.length < CACHE_MIN_CHARS) return tokenCounter()(text, NO_SPECIALS);
   const hit = counted.get(text);
   if (hit !== undefined) {
     counted.delete(text);
@@ -47,11 +47,11 @@ export function estimateTokens(text: string): number {
   const tokens = tokenCounter()(text, NO_SPECIALS);
   if (text.length <= CACHE_CHARS / 8) {
     counted.set(text, tokens);
-    cachedChars += text.length;
+    cachedChars += text.length + ENTRY_CHARS;
     for (const [oldest] of counted) {
       if (cachedChars <= CACHE_CHARS) break;
       counted.delete(oldest);
-      cachedChars -= oldest.length;
+      cachedChars -= oldest.length + ENTRY_CHARS;
     }
   }
   return tokens;

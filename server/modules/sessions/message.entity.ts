@@ -78,7 +78,10 @@ export class Message extends BaseRecord {
   cacheWriteTokens!: number;
 
   /** Length in seconds of the voice note this user message was transcribed from; null for typed text. */
-  @Field(() => Int, { nullable: true, description: 'Seconds of the voice note this message is the transcript of; null for typed text.' })
+  @Field(() => Int, {
+    nullable: true,
+    description: 'Seconds of the voice note this message is the transcript of; null for typed text.',
+  })
   @Column({ type: 'integer', nullable: true })
   voiceSeconds!: number | null;
 

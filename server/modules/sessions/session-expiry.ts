@@ -24,23 +24,35 @@ export type ExpiryReason = 'daily-reset' | 'idle';
 export function lastDailyReset(now: Date, hour: number, timeZone: string = localTimeZone()): Date {
   const today = wallClock(now, timeZone);
   const reset = zonedHour(today.year, today.month, today.day, hour, timeZone);
-  return reset.getTime() <= now.getTime() ? reset : zonedHour(today.year, today.month, today.day - 1, hour, timeZone);
+  return reset.getTime() <= now.getTime()
+    ? reset
+    : zonedHour(today.year, today.month, today.day - 1, hour, timeZone);
 }
 
 /**
  * Why a session is stale at `now`, or null. Idle: no activity for `idleMinutes`. Daily reset: the last
  * activity was before the most recent reset hour (so a conversation does not carry over a reset).
  */
-export function expiryReason(session: Pick<Session, 'lastActivityAt'>, now: Date, rules: SessionExpiryRules): ExpiryReason | null {
+export function expiryReason(
+  session: Pick<Session, 'lastActivityAt'>,
+  now: Date,
+  rules: SessionExpiryRules,
+): ExpiryReason | null {
   const last = session.lastActivityAt.getTime();
   if (rules.idleMinutes !== null && now.getTime() - last >= rules.idleMinutes * 60_000) return 'idle';
-  if (rules.dailyResetHour !== null && last < lastDailyReset(now, rules.dailyResetHour, rules.timeZone ?? localTimeZone()).getTime()) return 'daily-reset';
+  if (
+    rules.dailyResetHour !== null &&
+    last < lastDailyReset(now, rules.dailyResetHour, rules.timeZone ?? localTimeZone()).getTime()
+  )
+    return 'daily-reset';
   return null;
 }
 
 const NOTICES: Record<ExpiryReason, (rules: SessionExpiryRules) => string> = {
-  'daily-reset': (r) => `🌅 A new session started: sessions reset daily at ${String(r.dailyResetHour).padStart(2, '0')}:00 (${r.timeZone ?? localTimeZone()}), and the previous one is archived.`,
-  idle: (r) => `💤 A new session started: the previous one was idle for over ${r.idleMinutes} minutes and is archived.`,
+  'daily-reset': (r) =>
+    `🌅 A new session started: sessions reset daily at ${String(r.dailyResetHour).padStart(2, '0')}:00 (${r.timeZone ?? localTimeZone()}), and the previous one is archived.`,
+  idle: (r) =>
+    `💤 A new session started: the previous one was idle for over ${r.idleMinutes} minutes and is archived.`,
 };
 
 /**
@@ -65,7 +77,10 @@ export class SessionExpiryService {
     if (!reason) return null;
     const { session: next, rotated } = await this.rotation.rotate(ctx, session, reason);
     if (!rotated) return { session: next, notice: null };
-    ctx.logger.info({ sessionId: session.id, newSessionId: next.id, reason }, 'session expired; started a new one');
+    ctx.logger.info(
+      { sessionId: session.id, newSessionId: next.id, reason },
+      'session expired; started a new one',
+    );
     return { session: next, notice: NOTICES[reason](rules) };
   }
 }

@@ -26,7 +26,8 @@ export class SessionLifecycleService {
   async resolveActive(ctx: Ctx, attrs: SessionAttrs): Promise<Session> {
     return this.db.withTransaction(ctx, async (tx) => {
       const repo = this.db.repo(tx, Session);
-      const active = () => repo.findOne({ where: { key: attrs.key, status: SessionStatus.ACTIVE }, order: { id: 'DESC' } });
+      const active = () =>
+        repo.findOne({ where: { key: attrs.key, status: SessionStatus.ACTIVE }, order: { id: 'DESC' } });
       const existing = await active();
       if (existing) return existing;
       // Two first messages of a chat arriving at once must land in one session, not create one each.
@@ -34,7 +35,16 @@ export class SessionLifecycleService {
       const created = await active();
       if (created) return created;
       const now = this.clock.now();
-      return repo.save(repo.create({ ...attrs, status: SessionStatus.ACTIVE, startedAt: now, lastActivityAt: now, endedAt: null, previousSessionId: null }));
+      return repo.save(
+        repo.create({
+          ...attrs,
+          status: SessionStatus.ACTIVE,
+          startedAt: now,
+          lastActivityAt: now,
+          endedAt: null,
+          previousSessionId: null,
+        }),
+      );
     });
   }
 
@@ -45,18 +55,33 @@ export class SessionLifecycleService {
    * session is returned instead, with nothing moved. Says whether this call rotated and which waiting
    * messages moved (oldest first).
    */
-  async rotate(ctx: Ctx, session: Session): Promise<{ session: Session; rotated: boolean; movedIds: string[] }> {
+  async rotate(
+    ctx: Ctx,
+    session: Session,
+  ): Promise<{ session: Session; rotated: boolean; movedIds: string[] }> {
     return this.db.withTransaction(ctx, async (tx) => {
       const repo = this.db.repo(tx, Session);
       const now = this.clock.now();
-      const archived = await repo.update({ id: session.id, status: SessionStatus.ACTIVE }, { status: SessionStatus.ARCHIVED, endedAt: now, updatedAt: now });
+      const archived = await repo.update(
+        { id: session.id, status: SessionStatus.ACTIVE },
+        { status: SessionStatus.ARCHIVED, endedAt: now, updatedAt: now },
+      );
       if (!archived.affected) {
-        const current = await repo.findOne({ where: { key: session.key, status: SessionStatus.ACTIVE }, order: { id: 'DESC' } });
+        const current = await repo.findOne({
+          where: { key: session.key, status: SessionStatus.ACTIVE },
+          order: { id: 'DESC' },
+        });
         if (current) return { session: current, rotated: false, movedIds: [] };
       }
       const messages = this.db.repo(tx, Message);
-      const waiting = await messages.find({ where: { sessionId: session.id, role: MessageRole.USER, status: MessageStatus.QUEUED }, order: { id: 'ASC' }, select: { id: true } });
-      const next = await repo.save(repo.create({ ...successorOf(session, now), messageCount: waiting.length }));
+      const waiting = await messages.find({
+        where: { sessionId: session.id, role: MessageRole.USER, status: MessageStatus.QUEUED },
+        order: { id: 'ASC' },
+        select: { id: true },
+      });
+      const next = await repo.save(
+        repo.create({ ...successorOf(session, now), messageCount: waiting.length }),
+      );
       if (waiting.length) await messages.update({ id: In(waiting.map((m) => m.id)) }, { sessionId: next.id });
       return { session: next, rotated: true, movedIds: waiting.map((m) => m.id) };
     });
@@ -66,23 +91,27 @@ export class SessionLifecycleService {
   async recordActivity(
     ctx: Ctx,
     sessionId: string,
-    delta: { messages?: number; inputTokens?: number; outputTokens?: number; cacheReadTokens?: number; cacheWriteTokens?: number },
+    delta: {
+      messages?: number;
+      inputTokens?: number;
+      outputTokens?: number;
+      cacheReadTokens?: number;
+      cacheWriteTokens?: number;
+    },
   ): Promise<void> {
-    const repo = this.db.repo(ctx, Session);
-    const qb = repo
-      .createQueryBuilder()
-      .update(Session)
-      .set({
-        messageCount: () => `"messageCount" + ${Math.trunc(delta.messages ?? 0)}`,
-        inputTokens: () => `"inputTokens" + ${Math.trunc(delta.inputTokens ?? 0)}`,
-        outputTokens: () => `"outputTokens" + ${Math.trunc(delta.outputTokens ?? 0)}`,
-        cacheReadTokens: () => `"cacheReadTokens" + ${Math.trunc(delta.cacheReadTokens ?? 0)}`,
-        cacheWriteTokens: () => `"cacheWriteTokens" + ${Math.trunc(delta.cacheWriteTokens ?? 0)}`,
-        lastActivityAt: this.clock.now(),
-        updatedAt: new Date(),
-      })
-      .where('id = :id', { id: sessionId });
-    await qb.execute();
+    await this.db.update(
+      ctx,
+      Session,
+      { id: sessionId },
+      { lastActivityAt: this.clock.now(), updatedAt: new Date() },
+      {
+        messageCount: Math.trunc(delta.messages ?? 0),
+        inputTokens: Math.trunc(delta.inputTokens ?? 0),
+        outputTokens: Math.trunc(delta.outputTokens ?? 0),
+        cacheReadTokens: Math.trunc(delta.cacheReadTokens ?? 0),
+        cacheWriteTokens: Math.trunc(delta.cacheWriteTokens ?? 0),
+      },
+    );
   }
 }
 

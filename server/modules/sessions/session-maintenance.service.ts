@@ -62,8 +62,17 @@ export class SessionMaintenanceService {
     if (session.status === SessionStatus.ARCHIVED) return session;
     await this.turns.requestAbort(session.id, 'the session was archived');
     const now = this.clock.now();
-    await this.db.repo(ctx, Session).update({ id: session.id, status: SessionStatus.ACTIVE }, { status: SessionStatus.ARCHIVED, endedAt: now, updatedAt: now });
-    await this.events.publish(session.id, { type: 'Notice', level: 'info', text: 'This session was archived.' });
+    await this.db
+      .repo(ctx, Session)
+      .update(
+        { id: session.id, status: SessionStatus.ACTIVE },
+        { status: SessionStatus.ARCHIVED, endedAt: now, updatedAt: now },
+      );
+    await this.events.publish(session.id, {
+      type: 'Notice',
+      level: 'info',
+      text: 'This session was archived.',
+    });
     return this.db.repo(ctx, Session).findOneByOrFail({ id: session.id });
   }
 
@@ -88,8 +97,18 @@ export class SessionMaintenanceService {
         take: EXPORT_PAGE,
       });
       if (!page.length) break;
-      const images = await this.db.repo(ctx, Image).find({ where: { messageId: In(page.map((m) => m.id)) }, order: { id: 'ASC' } });
-      for (const m of page) lines.push(JSON.stringify(this.exported(m, images.filter((i) => i.messageId === m.id))));
+      const images = await this.db
+        .repo(ctx, Image)
+        .find({ where: { messageId: In(page.map((m) => m.id)) }, order: { id: 'ASC' } });
+      for (const m of page)
+        lines.push(
+          JSON.stringify(
+            this.exported(
+              m,
+              images.filter((i) => i.messageId === m.id),
+            ),
+          ),
+        );
       afterId = page[page.length - 1]!.id;
       if (page.length < EXPORT_PAGE) break;
     }

@@ -5,6 +5,7 @@ import type { Page, PageArgs } from '../../common/pagination';
 import { TrustLevel } from '../../common/trust';
 import type { Db } from '../../persistence/db';
 import { findPage } from '../../persistence/paginate';
+import { selectPlain } from '../../persistence/plain-select';
 import { access } from '../users';
 import { Message } from './message.entity';
 import { Session } from './session.entity';
@@ -29,8 +30,10 @@ export interface SessionReadOptions {
 export class SessionService {
   constructor(private readonly db: Db) {}
 
-  findOne(ctx: Ctx, id: string): Promise<Session | null> {
-    return this.db.repo(ctx, Session).findOneBy({ id });
+  async findOne(ctx: Ctx, id: string): Promise<Session | null> {
+    const repo = this.db.repo(ctx, Session);
+    const found = await selectPlain(repo, [{ id }], { limit: 1 });
+    return found ? (found[0] ?? null) : repo.findOneBy({ id });
   }
 
   /** A session the actor may read: their own, or any for ADMIN and above; else NOT_FOUND / FORBIDDEN. */
@@ -49,13 +52,19 @@ export class SessionService {
    * `fields` and `userFields` (property names) read only those (see selectPlain), for a caller that
    * uses no others.
    */
-  findMany(ctx: Ctx, filter: SessionFilter, page: PageArgs, options: SessionReadOptions = {}): Promise<Page<Session>> {
+  findMany(
+    ctx: Ctx,
+    filter: SessionFilter,
+    page: PageArgs,
+    options: SessionReadOptions = {},
+  ): Promise<Page<Session>> {
     access.requireTrust(ctx, TrustLevel.MEMBER, 'sessions');
     const where: FindOptionsWhere<Session> = {};
     if (access.seesEveryone(ctx)) {
       if (filter.userId) where.userId = filter.userId;
     } else {
-      if (filter.userId && filter.userId !== ctx.userId) throw new ForbiddenError('You may only list your own sessions.');
+      if (filter.userId && filter.userId !== ctx.userId)
+        throw new ForbiddenError('You may only list your own sessions.');
       where.userId = ctx.userId!;
     }
     if (filter.status) where.status = filter.status;
@@ -80,7 +89,13 @@ export class SessionService {
    * session has no user message yet). The caller has already checked that the session is visible.
    */
   async title(ctx: Ctx, sessionId: string, maxChars = 80): Promise<string | null> {
-    const first = await this.db.repo(ctx, Message).findOne({ select: { content: true }, where: { sessionId, role: MessageRole.USER }, order: { createdAt: 'ASC' } });
+    const first = await this.db
+      .repo(ctx, Message)
+      .findOne({
+        select: { content: true },
+        where: { sessionId, role: MessageRole.USER },
+        order: { createdAt: 'ASC' },
+      });
     if (!first) return null;
     const line = first.content.replace(/\s+/g, ' ').trim();
     return line.length > maxChars ? `${line.slice(0, maxChars - 1)}…` : line;

@@ -51,27 +51,31 @@ export class UsageService {
   ) {}
 
   async record(ctx: Ctx, input: RecordUsageInput): Promise<UsageRecord> {
-    const repo = this.db.repo(ctx, UsageRecord);
     const { usage, audioSeconds, costUsd, ...rest } = input;
-    return repo.save(
-      repo.create({
-        ...rest,
-        inputTokens: usage.inputTokens,
-        outputTokens: usage.outputTokens,
-        cacheReadTokens: usage.cacheReadTokens,
-        cacheWriteTokens: usage.cacheWriteTokens,
-        estimated: usage.estimated,
-        audioSeconds: audioSeconds ?? 0,
-        costUsd: costUsd ?? null,
-        createdAt: this.clock.now(),
-      }),
-      // Every column with a database default is written above, so reading the row back changes nothing.
-      { reload: false },
-    );
+    const row = this.db.repo(ctx, UsageRecord).create({
+      ...rest,
+      inputTokens: usage.inputTokens,
+      outputTokens: usage.outputTokens,
+      cacheReadTokens: usage.cacheReadTokens,
+      cacheWriteTokens: usage.cacheWriteTokens,
+      estimated: usage.estimated,
+      audioSeconds: audioSeconds ?? 0,
+      costUsd: costUsd ?? null,
+      createdAt: this.clock.now(),
+    });
+    // Every column with a database default is written above, so there is nothing to read back.
+    await this.db.insert(ctx, UsageRecord, row);
+    return row;
   }
 
   /** Totals in [from, to): MEMBERs see their own usage, ADMIN and above everyone's. */
-  async summary(ctx: Ctx, from: Date, to: Date, groupBy: UsageGroupBy, userId?: string | null): Promise<UsageRow[]> {
+  async summary(
+    ctx: Ctx,
+    from: Date,
+    to: Date,
+    groupBy: UsageGroupBy,
+    userId?: string | null,
+  ): Promise<UsageRow[]> {
     access.requireTrust(ctx, TrustLevel.MEMBER, 'usage');
     if (!(from < to)) throw new UserInputError('"from" must be before "to".', 'from');
     const where: FindOptionsWhere<UsageRecord> = { createdAt: Between(from, to) };
@@ -97,7 +101,17 @@ export class UsageService {
 }
 
 function emptyRow(key: string): UsageRow {
-  return { key, calls: 0, costUsd: 0, unpricedCalls: 0, inputTokens: 0, outputTokens: 0, cacheReadTokens: 0, cacheWriteTokens: 0, estimated: false };
+  return {
+    key,
+    calls: 0,
+    costUsd: 0,
+    unpricedCalls: 0,
+    inputTokens: 0,
+    outputTokens: 0,
+    cacheReadTokens: 0,
+    cacheWriteTokens: 0,
+    estimated: false,
+  };
 }
 
 function addRecord(row: UsageRow, r: UsageRecord): UsageRow {

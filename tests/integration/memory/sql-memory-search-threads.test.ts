@@ -83,6 +83,36 @@ describe('SqlMemoryStore search threads (SQLite file)', () => {
     expect(after).toBeGreaterThan(before); // w2 became common, so w1 weighs more
   });
 
+  it('answers searches of a store opened on a filled file while its warm-up still loads other owners, as a warm index does', async () => {
+    const owners = Array.from({ length: 40 }, () => userOwner(randomUUID()));
+    const topics = ['The dentist is on Baker Street', 'Our hound is called Biscuit', 'My automobile is a blue hatchback', 'I water the plants on Sundays'];
+    await store.upsert(t.ctx, owners.flatMap((owner, i) => topics.map((topic, k) => fact(owner, `${topic} (${i}.${k})`))));
+    const queries = ['puppy', 'car', 'dentist street'];
+    const asked = [owners[37]!, owners[3]!, owners[20]!];
+    const warm = await Promise.all(asked.flatMap((owner) => queries.map((q) => store.search(t.ctx, q, { owners: [owner], limit: 3 }))));
+    // A new store (as after a restart): its thread starts warming every owner at init; the searches are
+    // sent at once, so most owners are not loaded yet when they are answered.
+    const fresh = new SqlMemoryStore(t.db, { embedder: embedderFor(t, embeddings), logger: t.logger, searchThreads: 1 });
+    try {
+      await fresh.init(t.ctx);
+      const first = await Promise.all(asked.flatMap((owner) => queries.map((q) => fresh.search(t.ctx, q, { owners: [owner], limit: 3 }))));
+      // Same hits in the same order (scores move by ~1e-9 between the two: the recency part ages).
+      const ranked = (list: typeof warm) => list.map((hits) => hits.map((h) => [h.id, h.score.toFixed(6)]));
+      expect(ranked(first)).toEqual(ranked(warm));
+      first.forEach((hits, i) => {
+        expect(hits.length).toBeGreaterThan(0);
+        for (const hit of hits) expect(hit.owner).toBe(asked[Math.floor(i / queries.length)]);
+      });
+      // A write while the warm-up runs reaches the owner whether it was loaded before or after the write.
+      const late = fact(owners[39]!, 'Our new kitten is called Pepper');
+      await fresh.upsert(t.ctx, [late]);
+      expect((await fresh.search(t.ctx, 'kitten cat', { owners: [owners[39]!], limit: 3 }))[0]?.id).toBe(late.id);
+      expect(t.logs.text).not.toContain('searching on the main thread');
+    } finally {
+      await fresh.dispose();
+    }
+  });
+
   it('stops its threads on dispose and searches on the main thread afterwards', async () => {
     const local = new SqlMemoryStore(t.db, { embedder: null, logger: t.logger, searchThreads: 1 });
     const owner = userOwner(randomUUID());
