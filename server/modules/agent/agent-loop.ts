@@ -127,7 +127,14 @@ export class AgentLoop implements TurnExecutor {
     const last = batch[batch.length - 1]!;
     const sender = last.userId ? await this.deps.users.current(jobCtx, last.userId) : null;
     const ctx = this.senderCtx(jobCtx, sender, session);
-    await events.publish(session.id, { type: 'TurnStarted', turnId, messageIds: batch.map((m) => m.id) });
+    // Events of a session leave in the order they are published, so the prompt is built while this one is
+    // on its way; the turn waits for it before it ends either way (a failed publish fails the turn).
+    const started = events.publish(session.id, {
+      type: 'TurnStarted',
+      turnId,
+      messageIds: batch.map((m) => m.id),
+    });
+    started.catch(() => undefined);
     const typing = (on: boolean) =>
       session.chatId
         ? this.deps.presence.setTyping(session.channel, session.chatId, on).catch(() => undefined)
@@ -142,6 +149,7 @@ export class AgentLoop implements TurnExecutor {
         clientToolCalls,
       } = await this.think(ctx, session, batch, turnId, signal, sender, profile);
       usage = used;
+      await started;
       await typingShown;
       const reply = await this.finish(
         ctx,
@@ -161,6 +169,7 @@ export class AgentLoop implements TurnExecutor {
         });
     } catch (err) {
       await typingShown;
+      await started.catch(() => undefined);
       if (signal.aborted || err instanceof TurnAbortedError) {
         const reason = signal.reason instanceof TurnAbortedError ? signal.reason.reason : 'stopped';
         // On shutdown the turn stays PROCESSING and is answered again after the restart.

@@ -1,6 +1,20 @@
 import type { Logger } from '../../../common/logger';
-import type { SpeechAudio, SpeechFormat, Speaker, Transcriber, Transcription, TranscriptionInput } from '../audio-provider';
-import { isAbortError, ModelApiError, ModelResponseError, ModelTransportError, parseRetryAfterMs, type ModelErrorContext } from '../model.errors';
+import type {
+  SpeechAudio,
+  SpeechFormat,
+  Speaker,
+  Transcriber,
+  Transcription,
+  TranscriptionInput,
+} from '../audio-provider';
+import {
+  isAbortError,
+  ModelApiError,
+  ModelResponseError,
+  ModelTransportError,
+  parseRetryAfterMs,
+  type ModelErrorContext,
+} from '../model.errors';
 import { redactUrl } from '../presets';
 
 /** Where an OpenAI-compatible audio endpoint lives and how long to wait for it. */
@@ -65,19 +79,31 @@ abstract class AudioEndpoint {
     const timeout = AbortSignal.timeout(this.timeoutMs);
     let res: Response;
     try {
-      res = await fetch(url, { method: 'POST', headers, body, signal: signal ? AbortSignal.any([signal, timeout]) : timeout });
+      res = await fetch(url, {
+        method: 'POST',
+        headers,
+        body,
+        signal: signal ? AbortSignal.any([signal, timeout]) : timeout,
+      });
     } catch (err) {
       if (signal?.aborted) throw err;
       const reason = timeout.aborted ? `timed out after ${this.timeoutMs} ms` : describeFetchError(err);
-      throw new ModelTransportError(`${this.provider}: ${path} at ${redactUrl(this.options.baseUrl)} failed: ${reason}`, this.context, err);
+      throw new ModelTransportError(
+        `${this.provider}: ${path} at ${redactUrl(this.options.baseUrl)} failed: ${reason}`,
+        this.context,
+        err,
+      );
     }
     if (!res.ok) {
       const text = await res.text().catch(() => '');
-      throw new ModelApiError(`${this.provider}: ${path} answered ${res.status}: ${errorMessage(text) ?? res.statusText}`, {
-        ...this.context,
-        status: res.status,
-        retryAfterMs: parseRetryAfterMs(res.headers),
-      });
+      throw new ModelApiError(
+        `${this.provider}: ${path} answered ${res.status}: ${errorMessage(text) ?? res.statusText}`,
+        {
+          ...this.context,
+          status: res.status,
+          retryAfterMs: parseRetryAfterMs(res.headers),
+        },
+      );
     }
     return res;
   }
@@ -87,8 +113,17 @@ abstract class AudioEndpoint {
     try {
       return await how(res);
     } catch (err) {
-      if (isAbortError(err) || (err as Error).name === 'TimeoutError') throw new ModelTransportError(`${this.provider}: ${path} timed out while reading the answer`, this.context, err);
-      throw new ModelResponseError(`${this.provider}: ${path} sent an unreadable answer: ${(err as Error).message}`, this.context, err);
+      if (isAbortError(err) || (err as Error).name === 'TimeoutError')
+        throw new ModelTransportError(
+          `${this.provider}: ${path} timed out while reading the answer`,
+          this.context,
+          err,
+        );
+      throw new ModelResponseError(
+        `${this.provider}: ${path} sent an unreadable answer: ${(err as Error).message}`,
+        this.context,
+        err,
+      );
     }
   }
 }
@@ -101,7 +136,11 @@ abstract class AudioEndpoint {
 export class OpenAICompatibleTranscriber extends AudioEndpoint implements Transcriber {
   async transcribe(input: TranscriptionInput, signal?: AbortSignal): Promise<Transcription> {
     const form = new FormData();
-    form.append('file', new Blob([input.audio], { type: input.mimeType.split(';')[0]!.trim() }), audioFileName(input.mimeType));
+    form.append(
+      'file',
+      new Blob([input.audio], { type: input.mimeType.split(';')[0]!.trim() }),
+      audioFileName(input.mimeType),
+    );
     form.append('model', this.model);
     form.append('response_format', 'json');
     if (input.language) form.append('language', input.language);
@@ -117,9 +156,13 @@ export class OpenAICompatibleTranscriber extends AudioEndpoint implements Transc
       throw new ModelResponseError(`${this.provider}: ${path} sent broken JSON`, this.context, err);
     }
     const text = (body as { text?: unknown } | null)?.text;
-    if (typeof text !== 'string') throw new ModelResponseError(`${this.provider}: ${path} answered without a "text" field`, this.context);
+    if (typeof text !== 'string')
+      throw new ModelResponseError(`${this.provider}: ${path} answered without a "text" field`, this.context);
     const duration = (body as { duration?: unknown }).duration;
-    return { text: text.trim(), seconds: typeof duration === 'number' && Number.isFinite(duration) ? duration : null };
+    return {
+      text: text.trim(),
+      seconds: typeof duration === 'number' && Number.isFinite(duration) ? duration : null,
+    };
   }
 }
 
@@ -134,9 +177,19 @@ export class OpenAICompatibleSpeaker extends AudioEndpoint implements Speaker {
 
   async speak(text: string, signal?: AbortSignal): Promise<SpeechAudio> {
     const path = 'audio/speech';
-    const res = await this.post(path, JSON.stringify({ model: this.model, input: text, voice: this.speech.voice, response_format: this.speech.format }), signal);
+    const res = await this.post(
+      path,
+      JSON.stringify({
+        model: this.model,
+        input: text,
+        voice: this.speech.voice,
+        response_format: this.speech.format,
+      }),
+      signal,
+    );
     const audio = Buffer.from(await this.read(res, (r) => r.arrayBuffer(), path));
-    if (!audio.length) throw new ModelResponseError(`${this.provider}: ${path} answered with no audio`, this.context);
+    if (!audio.length)
+      throw new ModelResponseError(`${this.provider}: ${path} answered with no audio`, this.context);
     return { audio, format: this.speech.format };
   }
 }
@@ -144,7 +197,8 @@ export class OpenAICompatibleSpeaker extends AudioEndpoint implements Speaker {
 function errorMessage(body: string): string | null {
   try {
     const parsed = JSON.parse(body) as { error?: { message?: unknown } | string; message?: unknown };
-    const message = typeof parsed.error === 'string' ? parsed.error : (parsed.error?.message ?? parsed.message);
+    const message =
+      typeof parsed.error === 'string' ? parsed.error : (parsed.error?.message ?? parsed.message);
     return typeof message === 'string' ? message.slice(0, 300) : null;
   } catch {
     return body.trim() ? body.trim().slice(0, 200) : null;

@@ -12,11 +12,27 @@ import {
   looksLikeContextLength,
   parseRetryAfterMs,
 } from '../model.errors';
-import type { ChatOptions, ChatRequest, ChatResult, EmbedOptions, ModelProvider, Usage } from '../model-provider';
+import type {
+  ChatOptions,
+  ChatRequest,
+  ChatResult,
+  EmbedOptions,
+  ModelProvider,
+  Usage,
+} from '../model-provider';
 import { redactUrl } from '../presets';
 import { estimateMessages, estimateTokens, estimateTools } from '../token-estimator';
-import { WireParseError, buildChatBody, parseChunk, parseCompletion, parseEmbeddings, parseModelList, ToolCallAssembler, type WireCapabilities } from './wire';
-
+import { nodeHttpFetch, type NodeHttpFetch } from './node-http-fetch';
+import {
+  WireParseError,
+  buildChatBody,
+  parseChunk,
+  parseCompletion,
+  parseEmbeddings,
+  parseModelList,
+  ToolCallAssembler,
+  type WireCapabilities,
+} from './wire';
 
 type OpenAISdk = typeof import('openai');
 let sdkModule: OpenAISdk | null = null;
@@ -85,6 +101,7 @@ export class OpenAICompatibleModelProvider implements ModelProvider {
   readonly supportsVision: boolean;
   private readonly options: Resolved;
   private sdkClient: OpenAI | null = null;
+  private http: NodeHttpFetch | null = null;
 
   constructor(options: OpenAICompatibleModelProviderOptions) {
     this.options = {
@@ -103,7 +120,10 @@ export class OpenAICompatibleModelProvider implements ModelProvider {
       logger: options.logger ?? null,
       sensitiveLogs: options.sensitiveLogs ?? false,
     };
-    if (!(this.options.timeoutMs > 0)) throw new ConfigError(`Model provider "${options.name}": timeoutMs must be positive (got ${options.timeoutMs}).`);
+    if (!(this.options.timeoutMs > 0))
+      throw new ConfigError(
+        `Model provider "${options.name}": timeoutMs must be positive (got ${options.timeoutMs}).`,
+      );
     this.name = this.options.name;
     this.contextWindow = this.options.contextWindow;
     this.maxConcurrency = this.options.maxConcurrency;
@@ -113,7 +133,9 @@ export class OpenAICompatibleModelProvider implements ModelProvider {
 
   /** The SDK client, made on first use. */
   private get client(): OpenAI {
+    this.http ??= nodeHttpFetch();
     this.sdkClient ??= new (sdk().default)({
+      fetch: this.http.fetch,
       // The SDK insists on a key; without one the Authorization header is removed below (null unsets it).
       apiKey: this.options.apiKey ?? 'no-key',
       baseURL: this.options.baseUrl,
@@ -150,12 +172,18 @@ export class OpenAICompatibleModelProvider implements ModelProvider {
     const started = Date.now();
     const result = await this.guarded(context, opts.signal, async (signal) => {
       if (!this.options.stream) {
-        const json: unknown = await this.client.chat.completions.create({ ...body, stream: false }, { signal });
+        const json: unknown = await this.client.chat.completions.create(
+          { ...body, stream: false },
+          { signal },
+        );
         const parsed = parseCompletion(json);
         if (parsed.text) this.emit(opts.onDelta, parsed.text);
         return { ...parsed, finishReason: parsed.finishReason };
       }
-      const stream = await this.client.chat.completions.create({ ...body, stream: true, stream_options: { include_usage: true } }, { signal });
+      const stream = await this.client.chat.completions.create(
+        { ...body, stream: true, stream_options: { include_usage: true } },
+        { signal },
+      );
       const calls = new ToolCallAssembler();
       let text = '';
       let reasoning = '';
@@ -175,17 +203,29 @@ export class OpenAICompatibleModelProvider implements ModelProvider {
         }
       }
       // The SDK ends the iteration quietly when the request is aborted; `guarded` turns that into an error.
-      if (signal.aborted) return { model, text, reasoning: reasoning || undefined, toolCalls: [], finishReason, usage };
+      if (signal.aborted)
+        return { model, text, reasoning: reasoning || undefined, toolCalls: [], finishReason, usage };
       // It also ends quietly when the stream stops before `[DONE]`: without a finish reason the answer may
       // be cut off (or the body was not a completion stream at all), so it is not taken as the answer.
-      if (!finishReason) throw new WireParseError('the stream ended before the model finished its answer (no finish_reason)');
-      return { model, text, reasoning: reasoning || undefined, toolCalls: calls.finish(), finishReason, usage };
+      if (!finishReason)
+        throw new WireParseError('the stream ended before the model finished its answer (no finish_reason)');
+      return {
+        model,
+        text,
+        reasoning: reasoning || undefined,
+        toolCalls: calls.finish(),
+        finishReason,
+        usage,
+      };
     });
     const usage: Usage = result.usage
       ? { ...result.usage, estimated: false }
       : {
-          inputTokens: estimateMessages(req.messages) + estimateTools(this.supportsTools ? req.tools : undefined),
-          outputTokens: estimateTokens(result.text) + result.toolCalls.reduce((n, c) => n + estimateTokens(c.name) + estimateTokens(c.arguments), 0),
+          inputTokens:
+            estimateMessages(req.messages) + estimateTools(this.supportsTools ? req.tools : undefined),
+          outputTokens:
+            estimateTokens(result.text) +
+            result.toolCalls.reduce((n, c) => n + estimateTokens(c.name) + estimateTokens(c.arguments), 0),
           cacheReadTokens: 0,
           cacheWriteTokens: 0,
           estimated: true,
@@ -226,7 +266,10 @@ export class OpenAICompatibleModelProvider implements ModelProvider {
     if (texts.length === 0) return [];
     return this.guarded({ provider: this.name, model }, opts.signal, async (signal) => {
       // 'float' explicitly: left unset, the SDK asks for base64 and only then decodes it itself.
-      const json: unknown = await this.client.embeddings.create({ model, input: texts, encoding_format: 'float' }, { signal });
+      const json: unknown = await this.client.embeddings.create(
+        { model, input: texts, encoding_format: 'float' },
+        { signal },
+      );
       return parseEmbeddings(json, texts.length);
     });
   }
@@ -246,7 +289,9 @@ export class OpenAICompatibleModelProvider implements ModelProvider {
   }
 
   async dispose(): Promise<void> {
-    // fetch's connection pool is global; nothing of ours to release.
+    this.http?.close();
+    this.http = null;
+    this.sdkClient = null;
   }
 
   // === Errors, aborts and timeouts
@@ -264,7 +309,11 @@ export class OpenAICompatibleModelProvider implements ModelProvider {
    * Runs one request under the caller's signal and the call timeout, and maps every failure to the model
    * error taxonomy. An aborted caller always gets `ModelAbortError`, even when the SDK swallowed the abort.
    */
-  private async guarded<T>(context: ModelErrorContext, callerSignal: AbortSignal | undefined, run: (signal: AbortSignal) => Promise<T>): Promise<T> {
+  private async guarded<T>(
+    context: ModelErrorContext,
+    callerSignal: AbortSignal | undefined,
+    run: (signal: AbortSignal) => Promise<T>,
+  ): Promise<T> {
     if (callerSignal?.aborted) throw new ModelAbortError(undefined, { cause: callerSignal.reason });
     const controller = new AbortController();
     let timedOut = false;
@@ -305,7 +354,11 @@ export class OpenAICompatibleModelProvider implements ModelProvider {
     if (err instanceof ModelError || err instanceof ModelAbortError) return err;
     const where = `Model provider "${this.name}" (${context.model})`;
     if (err instanceof WireParseError || err instanceof SyntaxError) {
-      return new ModelResponseError(this.redact(`${where} returned a response we cannot read: ${err.message}.`), context, err);
+      return new ModelResponseError(
+        this.redact(`${where} returned a response we cannot read: ${err.message}.`),
+        context,
+        err,
+      );
     }
     const { APIConnectionError, APIConnectionTimeoutError, APIError, APIUserAbortError } = sdk();
     if (err instanceof APIUserAbortError) return new ModelAbortError();
@@ -313,7 +366,11 @@ export class OpenAICompatibleModelProvider implements ModelProvider {
       return new ModelTransportError(`${where} at ${this.baseUrl} timed out.`, context, err);
     }
     if (err instanceof APIConnectionError) {
-      return new ModelTransportError(this.redact(`Cannot reach model provider "${this.name}" at ${this.baseUrl}: ${describeCause(err)}.`), context, err);
+      return new ModelTransportError(
+        this.redact(`Cannot reach model provider "${this.name}" at ${this.baseUrl}: ${describeCause(err)}.`),
+        context,
+        err,
+      );
     }
     if (err instanceof APIError) {
       const body = (err.error ?? {}) as { message?: unknown; code?: unknown; type?: unknown };
@@ -324,13 +381,19 @@ export class OpenAICompatibleModelProvider implements ModelProvider {
       const status = err.status ?? streamStatus;
       const providerCode = rawCode === null || rawCode === undefined ? null : String(rawCode);
       const init = { ...context, status, providerCode, retryAfterMs: parseRetryAfterMs(err.headers) };
-      const message = this.redact(`${where} answered ${status}${err.status ? '' : ' (in stream)'}: ${detail}`);
+      const message = this.redact(
+        `${where} answered ${status}${err.status ? '' : ' (in stream)'}: ${detail}`,
+      );
       // No `cause`: the SDK error repeats the raw body, which may echo what we sent; the fields above carry it all.
       if (looksLikeContextLength(status, providerCode, detail)) return new ContextLengthError(message, init);
       return new ModelApiError(message, init);
     }
     if (isNetworkFailure(err)) {
-      return new ModelTransportError(this.redact(`${where}: the connection failed: ${describeCause(err)}.`), context, err);
+      return new ModelTransportError(
+        this.redact(`${where}: the connection failed: ${describeCause(err)}.`),
+        context,
+        err,
+      );
     }
     return err;
   }
@@ -344,7 +407,11 @@ function isNetworkFailure(err: unknown): boolean {
     const code = (e as { code?: unknown }).code;
     if (typeof code === 'string' && NETWORK_CODES.test(code)) return true;
     const message = (e as { message?: unknown }).message;
-    if (typeof message === 'string' && /terminated|socket|fetch failed|other side closed|network/i.test(message)) return true;
+    if (
+      typeof message === 'string' &&
+      /terminated|socket|fetch failed|other side closed|network/i.test(message)
+    )
+      return true;
   }
   return false;
 }
@@ -352,7 +419,11 @@ function isNetworkFailure(err: unknown): boolean {
 /** The most specific message in an error's cause chain, e.g. `connect ECONNREFUSED 127.0.0.1:9`. */
 function describeCause(err: unknown): string {
   let best = err instanceof Error ? err.message : String(err);
-  for (let e: unknown = (err as { cause?: unknown })?.cause, depth = 0; e && depth < 5; e = (e as { cause?: unknown }).cause, depth++) {
+  for (
+    let e: unknown = (err as { cause?: unknown })?.cause, depth = 0;
+    e && depth < 5;
+    e = (e as { cause?: unknown }).cause, depth++
+  ) {
     const message = (e as { message?: unknown }).message;
     const code = (e as { code?: unknown }).code;
     if (typeof message === 'string' && message) best = message;

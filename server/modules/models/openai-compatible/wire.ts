@@ -49,15 +49,17 @@ export function contentAsText(content: string | ContentPart[]): string {
 }
 
 /** User content: a plain string unless an image must travel as an `image_url` data URL. */
-function userContent(content: string | ContentPart[], caps: WireCapabilities): string | ChatCompletionContentPart[] {
+function userContent(
+  content: string | ContentPart[],
+  caps: WireCapabilities,
+): string | ChatCompletionContentPart[] {
   if (typeof content === 'string') return content;
   const hasImage = content.some((p) => p.type === 'image');
   if (!hasImage || !caps.supportsVision) return contentAsText(content);
-  return content.map(
-    (p): ChatCompletionContentPart =>
-      p.type === 'text'
-        ? { type: 'text', text: p.text }
-        : { type: 'image_url', image_url: { url: `data:${p.mimeType};base64,${p.dataBase64}` } },
+  return content.map((p): ChatCompletionContentPart =>
+    p.type === 'text'
+      ? { type: 'text', text: p.text }
+      : { type: 'image_url', image_url: { url: `data:${p.mimeType};base64,${p.dataBase64}` } },
   );
 }
 
@@ -74,11 +76,16 @@ function argumentsValue(raw: string): unknown {
  * block such models are asked to produce, so the transcript stays consistent.
  */
 export function toolCallsAsText(calls: readonly ToolCall[]): string {
-  return JSON.stringify({ tool_calls: calls.map((c) => ({ id: c.id, name: c.name, arguments: argumentsValue(c.arguments) })) });
+  return JSON.stringify({
+    tool_calls: calls.map((c) => ({ id: c.id, name: c.name, arguments: argumentsValue(c.arguments) })),
+  });
 }
 
 /** Maps our messages to the wire format for a model with the given capabilities. */
-export function toWireMessages(messages: readonly ChatMessage[], caps: WireCapabilities): ChatCompletionMessageParam[] {
+export function toWireMessages(
+  messages: readonly ChatMessage[],
+  caps: WireCapabilities,
+): ChatCompletionMessageParam[] {
   return messages.map((m): ChatCompletionMessageParam => {
     const name = wireName(m.name);
     switch (m.role) {
@@ -91,18 +98,28 @@ export function toWireMessages(messages: readonly ChatMessage[], caps: WireCapab
         const calls = m.toolCalls ?? [];
         if (calls.length === 0) return { role: 'assistant', content: text, ...(name ? { name } : {}) };
         if (!caps.supportsTools) {
-          return { role: 'assistant', content: text ? `${text}\n${toolCallsAsText(calls)}` : toolCallsAsText(calls) };
+          return {
+            role: 'assistant',
+            content: text ? `${text}\n${toolCallsAsText(calls)}` : toolCallsAsText(calls),
+          };
         }
         return {
           role: 'assistant',
           content: text || null,
-          tool_calls: calls.map((c) => ({ id: c.id, type: 'function', function: { name: c.name, arguments: c.arguments || '{}' } })),
+          tool_calls: calls.map((c) => ({
+            id: c.id,
+            type: 'function',
+            function: { name: c.name, arguments: c.arguments || '{}' },
+          })),
         };
       }
       case 'tool': {
         const text = contentAsText(m.content);
         if (!caps.supportsTools) {
-          return { role: 'user', content: `Result of tool ${m.name ?? 'call'} (call ${m.toolCallId ?? '?'}):\n${text}` };
+          return {
+            role: 'user',
+            content: `Result of tool ${m.name ?? 'call'} (call ${m.toolCallId ?? '?'}):\n${text}`,
+          };
         }
         return { role: 'tool', tool_call_id: m.toolCallId ?? '', content: text };
       }
@@ -113,7 +130,10 @@ export function toWireMessages(messages: readonly ChatMessage[], caps: WireCapab
 }
 
 export function toWireTools(tools: readonly ToolSpec[]): ChatCompletionTool[] {
-  return tools.map((t) => ({ type: 'function', function: { name: t.name, description: t.description, parameters: t.parameters } }));
+  return tools.map((t) => ({
+    type: 'function',
+    function: { name: t.name, description: t.description, parameters: t.parameters },
+  }));
 }
 
 /** The request body, without `stream` (the caller adds it). */
@@ -122,10 +142,17 @@ export function buildChatBody(
   caps: WireCapabilities,
   options: { maxTokensParam: 'max_tokens' | 'max_completion_tokens' },
 ): Omit<ChatCompletionCreateParamsBase, 'stream'> {
-  const body: Omit<ChatCompletionCreateParamsBase, 'stream'> = { model: req.model, messages: toWireMessages(req.messages, caps) };
+  const body: Omit<ChatCompletionCreateParamsBase, 'stream'> = {
+    model: req.model,
+    messages: toWireMessages(req.messages, caps),
+  };
   if (caps.supportsTools && req.tools?.length) {
     body.tools = toWireTools(req.tools);
-    if (req.toolChoice) body.tool_choice = typeof req.toolChoice === 'string' ? req.toolChoice : { type: 'function', function: { name: req.toolChoice.name } };
+    if (req.toolChoice)
+      body.tool_choice =
+        typeof req.toolChoice === 'string'
+          ? req.toolChoice
+          : { type: 'function', function: { name: req.toolChoice.name } };
   }
   if (req.temperature !== undefined) body.temperature = req.temperature;
   if (req.maxTokens !== undefined) body[options.maxTokensParam] = req.maxTokens;
@@ -159,7 +186,8 @@ function optString(value: unknown, path: string): string | undefined {
 
 function optNumber(value: unknown, path: string): number | undefined {
   if (value === undefined || value === null) return undefined;
-  if (typeof value !== 'number' || !Number.isFinite(value)) throw new WireParseError(`${path} is ${typeOf(value)}, expected a number`);
+  if (typeof value !== 'number' || !Number.isFinite(value))
+    throw new WireParseError(`${path} is ${typeOf(value)}, expected a number`);
   return value;
 }
 
@@ -227,7 +255,10 @@ export interface ParsedChunk {
 
 function parseToolCallDelta(value: unknown, path: string): ToolCallDelta {
   const call = expectRecord(value, path);
-  const fn = call.function === undefined || call.function === null ? {} : expectRecord(call.function, `${path}.function`);
+  const fn =
+    call.function === undefined || call.function === null
+      ? {}
+      : expectRecord(call.function, `${path}.function`);
   return {
     index: optNumber(call.index, `${path}.index`),
     id: optString(call.id, `${path}.id`) || undefined,
@@ -239,7 +270,11 @@ function parseToolCallDelta(value: unknown, path: string): ToolCallDelta {
 /** Parses one SSE data object of a streamed chat completion. Only choice 0 is read (we never ask for n > 1). */
 export function parseChunk(value: unknown): ParsedChunk {
   const chunk = expectRecord(value, 'chunk');
-  const out: ParsedChunk = { model: optString(chunk.model, 'chunk.model'), toolCalls: [], usage: parseUsage(chunk.usage, 'chunk.usage') };
+  const out: ParsedChunk = {
+    model: optString(chunk.model, 'chunk.model'),
+    toolCalls: [],
+    usage: parseUsage(chunk.usage, 'chunk.usage'),
+  };
   const choices = optArray(chunk.choices, 'chunk.choices');
   const first = choices.find((c) => isRecord(c) && (c.index === undefined || c.index === 0));
   if (first === undefined) return out;
@@ -249,7 +284,8 @@ export function parseChunk(value: unknown): ParsedChunk {
   const delta = expectRecord(choice.delta, 'chunk.choices[0].delta');
   out.content = optString(delta.content, 'chunk.choices[0].delta.content');
   out.reasoning =
-    optString(delta.reasoning_content, 'chunk.choices[0].delta.reasoning_content') ?? optString(delta.reasoning, 'chunk.choices[0].delta.reasoning');
+    optString(delta.reasoning_content, 'chunk.choices[0].delta.reasoning_content') ??
+    optString(delta.reasoning, 'chunk.choices[0].delta.reasoning');
   out.toolCalls = optArray(delta.tool_calls, 'chunk.choices[0].delta.tool_calls').map((c, i) =>
     parseToolCallDelta(c, `chunk.choices[0].delta.tool_calls[${i}]`),
   );
@@ -295,7 +331,11 @@ export class ToolCallAssembler {
     return [...this.calls.entries()]
       .sort(([a], [b]) => a - b)
       .filter(([, c]) => c.name)
-      .map(([, c]) => ({ id: c.id ?? generatedCallId(), name: c.name, arguments: c.arguments.trim() ? c.arguments : '{}' }));
+      .map(([, c]) => ({
+        id: c.id ?? generatedCallId(),
+        name: c.name,
+        arguments: c.arguments.trim() ? c.arguments : '{}',
+      }));
   }
 }
 
@@ -339,7 +379,10 @@ export function parseCompletion(value: unknown): ParsedCompletion {
 /** Decodes a base64 string of little-endian float32 values (the `encoding_format: 'base64'` form). */
 export function decodeBase64Embedding(value: string, path = 'embedding'): number[] {
   const bytes = Buffer.from(value, 'base64');
-  if (bytes.length % 4 !== 0) throw new WireParseError(`${path} is base64 of ${bytes.length} bytes, expected a multiple of 4 (float32)`);
+  if (bytes.length % 4 !== 0)
+    throw new WireParseError(
+      `${path} is base64 of ${bytes.length} bytes, expected a multiple of 4 (float32)`,
+    );
   const out = new Array<number>(bytes.length / 4);
   for (let i = 0; i < out.length; i++) out[i] = bytes.readFloatLE(i * 4);
   return out;
@@ -349,12 +392,16 @@ export function decodeBase64Embedding(value: string, path = 'embedding'): number
 export function parseEmbeddings(value: unknown, expectedCount: number): number[][] {
   const body = expectRecord(value, 'embeddings');
   const data = optArray(body.data, 'embeddings.data');
-  if (data.length !== expectedCount) throw new WireParseError(`embeddings.data has ${data.length} items, expected ${expectedCount} (one per input)`);
+  if (data.length !== expectedCount)
+    throw new WireParseError(
+      `embeddings.data has ${data.length} items, expected ${expectedCount} (one per input)`,
+    );
   const vectors: Array<number[] | undefined> = new Array(expectedCount);
   data.forEach((item, i) => {
     const entry = expectRecord(item, `embeddings.data[${i}]`);
     const index = optNumber(entry.index, `embeddings.data[${i}].index`) ?? i;
-    if (index < 0 || index >= expectedCount || vectors[index]) throw new WireParseError(`embeddings.data[${i}].index is ${index}, which is out of range or repeated`);
+    if (index < 0 || index >= expectedCount || vectors[index])
+      throw new WireParseError(`embeddings.data[${i}].index is ${index}, which is out of range or repeated`);
     const path = `embeddings.data[${i}].embedding`;
     const raw = entry.embedding;
     if (typeof raw === 'string') {
