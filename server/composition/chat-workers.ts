@@ -56,26 +56,31 @@ export async function startChatWorkers(chat: ChatServices, deps: WorkerDeps): Pr
     await stopAborts();
   });
   stack.add('model workers', await chat.modelQueues.startWorkers(chat.models));
-  const housekeeping = await startMaintenanceWorker(env, chat.housekeeping);
-  stack.add('maintenance worker', () => housekeeping.close());
-  const summarizer = await startSummarizerWorker(env, chat.summarizer, SUMMARIZER_CONCURRENCY);
-  // A summary under way is handed back (its model call may wait out the background grace): the job is
-  // retried by the next worker, and the waiting exchanges stay listed until a summary of them is stored.
-  stack.add('summarizer worker', () => (summarizer.cancelAllJobs('shutdown'), summarizer.close()));
-  await chat.beats.syncAtStart(Ctx.system(logger, 'beats'));
-  const heartbeat = await startHeartbeatWorker(env, chat.beats.runner, config.beats.concurrency);
-  stack.add('heartbeat worker', () => heartbeat.close());
-  const voice = await startVoiceWorkers(env, chat.voice.notes, chat.voice.replies, config.voice.concurrency);
-  stack.add('voice workers', () => voice.close());
-  const skillSync = await startSkillSyncWorker(env, chat.skills.sync);
-  stack.add('skill sync worker', () => skillSync.close());
-  if (deps.memory) {
-    const reindex = await startMemoryReindexWorker(env, deps.memory.indexer);
-    stack.add('memory re-index worker', () => reindex.close());
+  // The other workers do not depend on each other: they connect at the same time (each waits for its own
+  // Redis connections) instead of one after the other, and go on the stack in this order all the same.
+  const closer = (name: string, close: () => Promise<void>) => ({ name, close });
+  const started = await Promise.allSettled([
+    startMaintenanceWorker(env, chat.housekeeping).then((w) => closer('maintenance worker', () => w.close())),
+    // A summary under way is handed back (its model call may wait out the background grace): the job is
+    // retried by the next worker, and the waiting exchanges stay listed until a summary of them is stored.
+    startSummarizerWorker(env, chat.summarizer, SUMMARIZER_CONCURRENCY).then((w) => closer('summarizer worker', () => (w.cancelAllJobs('shutdown'), w.close()))),
+    chat.beats
+      .syncAtStart(Ctx.system(logger, 'beats'))
+      .then(() => startHeartbeatWorker(env, chat.beats.runner, config.beats.concurrency))
+      .then((w) => closer('heartbeat worker', () => w.close())),
+    startVoiceWorkers(env, chat.voice.notes, chat.voice.replies, config.voice.concurrency).then((w) => closer('voice workers', () => w.close())),
+    startSkillSyncWorker(env, chat.skills.sync).then((w) => closer('skill sync worker', () => w.close())),
+    deps.memory ? startMemoryReindexWorker(env, deps.memory.indexer).then((w) => closer('memory re-index worker', () => w.close())) : null,
+    chat.documents ? startIngestWorker(env, chat.documents.ingest, config.documents.ingest_concurrency).then((w) => closer('ingest worker', () => w.close())) : null,
+  ]);
+  for (const result of started) {
+    if (result.status === 'fulfilled' && result.value) stack.add(result.value.name, result.value.close);
   }
-  if (chat.documents) {
-    const ingest = await startIngestWorker(env, chat.documents.ingest, config.documents.ingest_concurrency);
-    stack.add('ingest worker', () => ingest.close());
+  const failed = started.find((r): r is PromiseRejectedResult => r.status === 'rejected');
+  if (failed) {
+    // What did start (the turn and model workers too) stops again before the error goes up.
+    await stack.dispose((name, err) => logger.error({ err, resource: name }, 'error while stopping'));
+    throw failed.reason;
   }
   await chat.skills.startWatching(Ctx.system(logger, 'skills'));
   stack.add('skills watcher', () => chat.skills.stopWatching());

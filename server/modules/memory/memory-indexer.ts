@@ -1,10 +1,11 @@
-import { In } from 'typeorm';
+import { In, MoreThan } from 'typeorm';
 import type { Ctx } from '../../common/ctx';
 import type { Logger } from '../../common/logger';
 import type { Db } from '../../persistence/db';
 import { Memory } from './memory.entity';
 import { DOCUMENT_ITEM_PREFIX, GLOBAL_OWNER, groupOwner, userOwner, type MemoryStore, type MemoryStoreItem } from './memory-store';
 import { MemoryScope } from './memory.types';
+import { nextMacrotask, RECONCILE_PAGE } from './reconcile-paging';
 
 /** Visibility key of a memory, or null when its scope fields are incomplete (never indexed then). */
 export function ownerOfMemory(memory: Pick<Memory, 'scope' | 'userId' | 'groupId'>): string | null {
@@ -99,10 +100,28 @@ export class MemoryIndexer implements MemoryIndexHook {
    * memory is gone, then gives items without a vector one (when an embedder works). Returns the counts.
    */
   async reconcile(ctx: Ctx, signal?: AbortSignal): Promise<{ indexed: number; removed: number; embedded: number }> {
-    const rows = await this.db.repo(ctx, Memory).find({ select: { id: true, updatedAt: true } });
+    // The index first, then the table: an entry is `gone` only when its memory was deleted after the index
+    // was read, never because it was written after the table was read.
     const indexed = await this.store.entries(ctx);
-    const stale = rows.filter((r) => indexed.get(r.id) !== r.updatedAt.getTime()).map((r) => r.id);
-    const live = new Set(rows.map((r) => r.id));
+    const stale: string[] = [];
+    const live = new Set<string>();
+    // The table in pages by id, with the event loop free between pages (see reconcile-paging.ts).
+    for (let after: string | null = null; ; ) {
+      const rows: Array<Pick<Memory, 'id' | 'updatedAt'>> = await this.db.repo(ctx, Memory).find({
+        select: { id: true, updatedAt: true },
+        where: after === null ? {} : { id: MoreThan(after) },
+        order: { id: 'ASC' },
+        take: RECONCILE_PAGE,
+      });
+      for (const r of rows) {
+        live.add(r.id);
+        if (indexed.get(r.id) !== r.updatedAt.getTime()) stale.push(r.id);
+      }
+      if (rows.length < RECONCILE_PAGE || signal?.aborted) break;
+      after = rows[rows.length - 1]!.id;
+      await nextMacrotask();
+    }
+    if (signal?.aborted) return { indexed: 0, removed: 0, embedded: 0 };
     // Document chunks are kept in step by the documents module.
     const gone = [...indexed.keys()].filter((id) => !live.has(id) && !id.startsWith(DOCUMENT_ITEM_PREFIX));
     for (let i = 0; i < stale.length && !signal?.aborted; i += BATCH) {

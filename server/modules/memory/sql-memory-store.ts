@@ -10,6 +10,7 @@ import type { MemoryStore, MemoryStoreHit, MemoryStoreItem, MemoryStoreSearchOpt
 import { contentHash, tokenize } from './memory-text';
 import { Params, searchIndex, toDate, type IndexRow, type SearchRequest, type SearchSource } from './sql-memory-search';
 import { SqliteVectorTables, type VectorWrite } from './sqlite-vector-tables';
+import { nextMacrotask, RECONCILE_PAGE } from './reconcile-paging';
 import { PgVectorTables } from './pg-vector-tables';
 
 // === SqlMemoryStore: the memory index in the app's own database
@@ -218,9 +219,21 @@ export class SqlMemoryStore implements MemoryStore {
     this.committed([], removed);
   }
 
+  /** Every entry's update time, read in pages by seq with the event loop free between them (100k entries: ~100 ms in one read). */
   async entries(ctx: Ctx): Promise<Map<string, number>> {
-    const rows = (await this.query(ctx, 'SELECT "itemId", "itemUpdatedAt" FROM memory_index')) as Array<Pick<IndexRow, 'itemId' | 'itemUpdatedAt'>>;
-    return new Map(rows.map((r) => [r.itemId, toDate(r.itemUpdatedAt).getTime()]));
+    const out = new Map<string, number>();
+    for (let after = 0; ; ) {
+      const p = new Params(this.pg);
+      const rows = (await this.query(
+        ctx,
+        `SELECT seq, "itemId", "itemUpdatedAt" FROM memory_index WHERE seq > ${p.add(after)} ORDER BY seq LIMIT ${RECONCILE_PAGE}`,
+        p.values,
+      )) as Array<Pick<IndexRow, 'seq' | 'itemId' | 'itemUpdatedAt'>>;
+      for (const r of rows) out.set(r.itemId, toDate(r.itemUpdatedAt).getTime());
+      if (rows.length < RECONCILE_PAGE) return out;
+      after = Number(rows[rows.length - 1]!.seq);
+      await nextMacrotask();
+    }
   }
 
   async syncVectors(ctx: Ctx, signal?: AbortSignal): Promise<number> {
