@@ -140,8 +140,11 @@ export class TurnService {
           Message,
           row,
           (p) =>
-            `(SELECT COUNT(*) FROM messages o WHERE o."sessionId" = ${p(session.id)} AND o.role = ${p(MessageRole.USER)} ` +
-            `AND o.status IN (${p(MessageStatus.QUEUED)}, ${p(MessageStatus.PROCESSING)}) AND o.id < ${p(row.id)}) AS older`,
+            // Only waiting messages count: read through the partial index of those (a handful), not through the
+            // session's every message (SQLite, without statistics, would pick the (sessionId, id) index).
+            `(SELECT COUNT(*) FROM messages o${this.db.kind === 'sqlite' ? ' INDEXED BY "IDX_messages_pending"' : ''} ` +
+            `WHERE o.status IN ('${MessageStatus.QUEUED}', '${MessageStatus.PROCESSING}') AND o."sessionId" = ${p(session.id)} ` +
+            `AND o.role = ${p(MessageRole.USER)} AND o.id < ${p(row.id)}) AS older`,
         );
         older = Number(found.older);
       } else {
