@@ -128,7 +128,7 @@ export class AgentLoop implements TurnExecutor {
     const sender = last.userId ? await this.deps.users.current(jobCtx, last.userId) : null;
     const ctx = this.senderCtx(jobCtx, sender, session);
     // Events of a session leave in the order they are published, so the prompt is built while this one is
-    // on its way; the turn waits for it before it ends either way (a failed publish fails the turn).
+    // on its way; the reply waits for it (a failed publish fails the turn).
     const started = events.publish(session.id, {
       type: 'TurnStarted',
       turnId,
@@ -169,7 +169,9 @@ export class AgentLoop implements TurnExecutor {
         });
     } catch (err) {
       await typingShown;
-      await started.catch(() => undefined);
+      // The turn's start never reached its subscribers (Redis is gone): it fails as a whole, as when its
+      // start was published first, and its messages stay to be answered again.
+      if (await started.then(() => false, () => true)) throw err;
       if (signal.aborted || err instanceof TurnAbortedError) {
         const reason = signal.reason instanceof TurnAbortedError ? signal.reason.reason : 'stopped';
         // On shutdown the turn stays PROCESSING and is answered again after the restart.
