@@ -109,12 +109,15 @@ export class ModelCallQueues implements ModelCallJobs {
     if (!slot) return { kind: 'queue' };
     let failure: ReturnType<ModelCallService['failure']>;
     try {
-      return { kind: 'done', result: await service.execute(job, signal, true) };
+      const result = await service.execute(job, signal, true);
+      // The answer goes back at once; the release follows on the same connection, so it reaches Redis
+      // before anything this process sends later (a failure's release is awaited: a retry may need the slot).
+      void slot.release();
+      return { kind: 'done', result };
     } catch (err) {
+      await slot.release();
       if (signal?.aborted) throw new ModelAbortError('the turn was stopped');
       failure = service.failure(err);
-    } finally {
-      await slot.release();
     }
     if (failure.disposition === 'rate-limit' && this.maxRetries >= 1) {
       this.env.logger.warn({ provider: provider.name, retryMs: failure.retryAfterMs }, 'provider rate limit: pausing the queue');
