@@ -10,6 +10,7 @@ import type { Ctx } from '../common/ctx';
 import { ChangeFeed, type ChangeTopic } from '../common/change-feed';
 import type { PlainWhere } from './plain-select';
 import { insertPlain, updatePlain } from './plain-write';
+import { parameterMaker } from './plain-table';
 import { SqliteTransactionGate } from './sqlite-transaction-gate';
 
 /**
@@ -136,12 +137,7 @@ export class Db {
       .updateEntity(false)
       .getQueryAndParameters();
     const all = [...params];
-    const driver = manager.connection.driver;
-    const param = (value: unknown) => {
-      all.push(value);
-      return driver.createParameter(`r${all.length}`, all.length - 1);
-    };
-    const rows = (await manager.query(`${sql} RETURNING ${returning(param)}`, all)) as R[];
+    const rows = (await manager.query(`${sql} RETURNING ${returning(parameterMaker(manager.connection, all, 'r'))}`, all)) as R[];
     return rows[0]!;
   }
 

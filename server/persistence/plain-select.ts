@@ -1,4 +1,5 @@
 import type { EntityMetadata, ObjectLiteral, Repository } from 'typeorm';
+import { escapedTable, isPlainTable, parameterMaker } from './plain-table';
 import { sqliteGateOf } from './sqlite-transaction-gate';
 
 type Plain = string | number | boolean;
@@ -79,22 +80,13 @@ function readerOf(repo: Repository<ObjectLiteral>): Reader | null {
   if (known !== undefined) return known;
   const ds = repo.manager.connection;
   const plain =
-    meta.tableType === 'regular' &&
-    !meta.embeddeds.length &&
-    !meta.eagerRelations.length &&
-    !meta.relationIds.length &&
-    !meta.afterLoadListeners.length &&
-    !meta.deleteDateColumn &&
-    !meta.discriminatorColumn &&
-    !meta.inheritancePattern &&
-    !meta.treeType &&
-    !ds.subscribers.length;
+    isPlainTable(meta, ds) && !meta.eagerRelations.length && !meta.relationIds.length && !meta.afterLoadListeners.length;
   let reader: Reader | null = null;
   if (plain) {
     const esc = (name: string) => ds.driver.escape(name);
     const columns = (meta.columns as unknown as ColumnLike[]).filter((c) => c.isSelect && !c.isVirtual);
     reader = {
-      table: meta.tablePath.split('.').map(esc).join('.'),
+      table: escapedTable(meta, ds),
       select: columns.map((c) => esc(c.databaseName)).join(', '),
       columns,
       where: new Map(columns.map((c) => [c.propertyName, esc(c.databaseName)])),
@@ -143,11 +135,7 @@ function whereSql(
   alternatives: readonly PlainWhere[],
   params: unknown[],
 ): string | null {
-  const driver = repo.manager.connection.driver;
-  const param = (value: unknown) => {
-    params.push(value);
-    return driver.createParameter(`p${params.length}`, params.length - 1);
-  };
+  const param = parameterMaker(repo.manager.connection, params);
   const ors: string[] = [];
   for (const alt of alternatives) {
     const ands: string[] = [];
@@ -283,8 +271,7 @@ export async function selectPlain<E extends ObjectLiteral>(
   if (where === null) return null;
   const id = reader.where.get('id')!;
   if (options.idAfter) {
-    params.push(options.idAfter.id);
-    const p = repo.manager.connection.driver.createParameter(`p${params.length}`, params.length - 1);
+    const p = parameterMaker(repo.manager.connection, params)(options.idAfter.id);
     where = `(${where}) AND ${id} ${options.idAfter.direction === 'DESC' ? '<' : '>'} ${p}`;
   }
   let sql = `SELECT ${reader.select} FROM ${reader.table} WHERE ${where}`;
@@ -371,10 +358,7 @@ export async function selectPlainWith<E extends ObjectLiteral>(
       if (!column) throw new Error(`${repo.metadata.name} has no column ${property}`);
       return column;
     },
-    param: (value) => {
-      params.push(value);
-      return driver.createParameter(`p${params.length}`, params.length - 1);
-    },
+    param: parameterMaker(repo.manager.connection, params),
   };
   const sql = build(q);
   const meta = repo.metadata;

@@ -1,5 +1,6 @@
 import type { EntityMetadata, ObjectLiteral, Repository } from 'typeorm';
 import { plainWhereSql, type PlainWhere } from './plain-select';
+import { escapedTable, isPlainTable, parameterMaker } from './plain-table';
 import { sqliteGateOf } from './sqlite-transaction-gate';
 
 interface WritableColumn {
@@ -32,17 +33,11 @@ function writerOf(repo: Repository<ObjectLiteral>): Writer | null {
   if (known !== undefined) return known;
   const ds = repo.manager.connection;
   const plain =
-    meta.tableType === 'regular' &&
-    !meta.embeddeds.length &&
-    !meta.deleteDateColumn &&
+    isPlainTable(meta, ds) &&
     !meta.createDateColumn &&
     !meta.updateDateColumn &&
     !meta.versionColumn &&
-    !meta.discriminatorColumn &&
-    !meta.inheritancePattern &&
-    !meta.treeType &&
     !meta.afterInsertListeners.length &&
-    !ds.subscribers.length &&
     !meta.columns.some((c) => c.isGenerated || c.isVirtual || c.isVirtualProperty || !c.isInsert);
   let writer: Writer | null = null;
   if (plain) {
@@ -50,7 +45,7 @@ function writerOf(repo: Repository<ObjectLiteral>): Writer | null {
     const columns = meta.columns as unknown as WritableColumn[];
     writer = {
       meta,
-      table: meta.tablePath.split('.').map(escape).join('.'),
+      table: escapedTable(meta, ds),
       columns,
       byProperty: new Map(columns.map((c) => [c.propertyName, c])),
       escape,
@@ -66,23 +61,13 @@ function persistent(repo: Repository<ObjectLiteral>, column: WritableColumn, val
   return repo.manager.connection.driver.preparePersistentValue(value, column as never);
 }
 
-/** Runs a statement in the repository's transaction: SQLite through the gate's prepared statements. */
-async function execute(
-  repo: Repository<ObjectLiteral>,
-  sql: string,
-  params: unknown[],
-  returning: boolean,
-): Promise<Array<Record<string, unknown>> | null> {
+/** Runs a statement in the repository's transaction (SQLite through the gate's prepared statements); its rows when `returning`. */
+async function execute(repo: Repository<ObjectLiteral>, sql: string, params: unknown[], returning: boolean): Promise<Array<Record<string, unknown>>> {
   const gate = sqliteGateOf(repo.manager.connection);
-  if (gate) {
-    if (!returning) {
-      await gate.write(sql, params);
-      return null;
-    }
-    return gate.objects(sql, params);
-  }
-  const rows = (await repo.query(sql, params)) as unknown;
-  return returning ? (rows as Array<Record<string, unknown>>) : null;
+  if (!gate) return returning ? ((await repo.query(sql, params)) as Array<Record<string, unknown>>) : (await repo.query(sql, params), []);
+  if (returning) return gate.objects(sql, params);
+  await gate.write(sql, params);
+  return [];
 }
 
 export interface InsertPlainOptions {
@@ -130,12 +115,8 @@ export async function insertPlain<E extends ObjectLiteral>(
     await execute(r, sql, values, false);
     return {};
   }
-  const param = (value: unknown) => {
-    values.push(value);
-    return driver.createParameter(`r${values.length}`, values.length - 1);
-  };
-  const rows = await execute(r, `${sql} RETURNING ${options.returning(param)}`, values, true);
-  return rows?.[0] ?? {};
+  const rows = await execute(r, `${sql} RETURNING ${options.returning(parameterMaker(r.manager.connection, values, 'r'))}`, values, true);
+  return rows[0] ?? {};
 }
 
 /**
@@ -152,12 +133,8 @@ export async function updatePlain<E extends ObjectLiteral>(
   const r = repo as unknown as Repository<ObjectLiteral>;
   const writer = writerOf(r);
   if (!writer) return null;
-  const driver = r.manager.connection.driver;
   const params: unknown[] = [];
-  const param = (value: unknown) => {
-    params.push(value);
-    return driver.createParameter(`p${params.length}`, params.length - 1);
-  };
+  const param = parameterMaker(r.manager.connection, params);
   const assignments: string[] = [];
   for (const [property, value] of Object.entries(set)) {
     const column = writer.byProperty.get(property);
