@@ -64,7 +64,10 @@ function persistent(repo: Repository<ObjectLiteral>, column: WritableColumn, val
 /** Runs a statement in the repository's transaction (SQLite through the gate's prepared statements); its rows when `returning`. */
 async function execute(repo: Repository<ObjectLiteral>, sql: string, params: unknown[], returning: boolean): Promise<Array<Record<string, unknown>>> {
   const gate = sqliteGateOf(repo.manager.connection);
-  if (!gate) return returning ? ((await repo.query(sql, params)) as Array<Record<string, unknown>>) : (await repo.query(sql, params), []);
+  if (!gate) {
+    const rows = (await repo.query(sql, params)) as unknown;
+    return returning ? (rows as Array<Record<string, unknown>>) : [];
+  }
   if (returning) return gate.objects(sql, params);
   await gate.write(sql, params);
   return [];
