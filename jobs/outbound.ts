@@ -16,7 +16,7 @@ export function deliveryJobs(env: QueueEnv, attempts: number): DeliveryJobs & { 
     return queue;
   };
   return {
-    schedule: async (channel, chatId, key) => {
+    schedule: async (channel, chatId, key, at) => {
       const queue = queueOf(channel);
       const data: JobData<'outbound.deliver'> = {
         ctx: Ctx.system(env.logger, 'delivery').serialize(),
@@ -27,6 +27,7 @@ export function deliveryJobs(env: QueueEnv, attempts: number): DeliveryJobs & { 
       await queue.add('outbound.deliver', data, {
         jobId: `deliver_${key}`.replace(/:/g, '_'),
         attempts,
+        ...(at !== undefined && at > Date.now() ? { delay: at - Date.now() } : {}),
         backoff: { type: 'exponential', delay: 1000 },
         removeOnComplete: { age: 86_400 },
         removeOnFail: { age: 7 * 86_400 },

@@ -229,7 +229,8 @@ export async function buildChatServices(deps: ChatDeps): Promise<ChatServices> {
   const outboundQueue = deliveryJobs(queueEnv, q.outbound_attempts);
   const delivery = new DeliveryService(
     { channels, mailbox: new RedisMailbox(main, prefix, q.turn_lock_ms, liveness), jobs: outboundQueue, events, logger: logger.child({ module: 'outbound' }), metrics },
-    { attempts: q.outbound_attempts },
+    // The process holding a channel serves its chats at once, the outbound queue being the fallback.
+    { attempts: q.outbound_attempts, localDrains: q.outbound_concurrency },
   );
   const resultChannels: ResultChannels = { names: () => channels.all().map((t) => t.channel), readsSessionEvents: (c) => channels.get(c)?.delivery === 'session-events' };
   const documents = deps.memory ? new DocumentLayer({ config, db, memory: deps.memory, queueEnv, notices: delivery }) : null;
@@ -458,6 +459,7 @@ export async function buildChatServices(deps: ChatDeps): Promise<ChatServices> {
     memoryReindex: new MemoryReindexCommands(reindexJobs),
     setPolicy: (channel, policy) => void policies.set(channel, policy),
     close: async () => {
+      await delivery.close();
       for (const producer of [turnQueue, modelQueues, outboundQueue, maintenance, summaryQueue, beats, skillJobs, reindexJobs, jobProgressSource, voice]) await producer.close();
       await documents?.close();
       await liveness.stop();

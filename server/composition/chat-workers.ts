@@ -140,13 +140,18 @@ export async function startChatChannels(chat: ChatServices, deps: ChannelDeps): 
     await (await worker)?.close();
   };
   const unlisten = chat.channels.onLifecycle(async (channel, started) => {
-    if (!started) return stopOutbound(channel);
+    if (!started) {
+      await chat.delivery.channelStopping(channel);
+      return stopOutbound(channel);
+    }
     if (outbound.has(channel) || chat.channels.get(channel)?.delivery === 'session-events') return;
     outbound.set(
       channel,
       startOutboundWorker(chat.queueEnv, chat.delivery, config.queues.outbound_concurrency, channel),
     );
     await outbound.get(channel);
+    // Mailboxes a dead holder of the channel was serving (they have no queue job).
+    await chat.delivery.channelStarted(channel);
   });
   stack.add('outbound workers', async () => {
     unlisten();

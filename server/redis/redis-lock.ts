@@ -77,13 +77,34 @@ export class RedisLock {
    * sorted sets, such as a queue's waiting jobs), the lock is not taken while any of them holds something.
    */
   async tryAcquire(key: string, markKey?: string, idleKeys: readonly string[] = []): Promise<HeldLock | null> {
-    const token = `${this.liveness?.id ?? '-'}|${randomUUID()}`;
+    const token = this.newToken();
     const taken = idleKeys.length
       ? Number(await takeIfIdle(idleKeys.length + 1)(this.redis, [key, ...idleKeys], [token, String(this.ttlMs)]))
       : (await this.redis.set(key, token, 'PX', this.ttlMs, 'NX')) === 'OK'
         ? 1
         : 0;
     if (taken === -1 || (taken === 0 && !(await this.takeOverFromDead(key, token)))) return null;
+    return this.hold(key, token, markKey);
+  }
+
+  /**
+   * Takes a free lock with `take`, a script that sets the lock to `token` for `ttlMs` (SET NX PX) and
+   * reads what the holder needs in the same round trip; it resolves to null when the lock was held. A
+   * lock whose holder's process is dead is taken over; `value` is then null and the caller reads itself.
+   */
+  async tryAcquireWith<T>(key: string, take: (token: string, ttlMs: number) => Promise<T | null>): Promise<{ lock: HeldLock; value: T | null } | null> {
+    const token = this.newToken();
+    const value = await take(token, this.ttlMs);
+    if (value === null && !(await this.takeOverFromDead(key, token))) return null;
+    return { lock: this.hold(key, token), value };
+  }
+
+  private newToken(): string {
+    return `${this.liveness?.id ?? '-'}|${randomUUID()}`;
+  }
+
+  /** The handle of a lock just taken with `token`: renewed every third of its TTL until released. */
+  private hold(key: string, token: string, markKey?: string): HeldLock {
     const held: HeldLock = {
       key,
       lost: false,

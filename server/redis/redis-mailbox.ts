@@ -1,5 +1,5 @@
 import type { Redis } from 'ioredis';
-import type { Mailbox, MailItem } from '../channels/delivery';
+import type { MailChat, MailHead, Mailbox, MailItem, MailboxLock } from '../channels/delivery';
 import { luaScript } from './lua-script';
 import { RedisLock } from './redis-lock';
 import type { ProcessLiveness } from './process-liveness';
@@ -7,88 +7,157 @@ import type { ProcessLiveness } from './process-liveness';
 const DONE_TTL_SECONDS = 7 * 86_400;
 
 /**
- * Adds an item to its chat's mailbox unless it is already waiting or was delivered.
- * KEYS: done marker, item, mailbox. ARGV: item JSON, TTL seconds, key.
+ * Adds an item to its chat's mailbox unless it is already waiting or was delivered, and lists the chat
+ * among its channel's waiting ones. KEYS: done marker, item, mailbox, the channel's waiting chats.
+ * ARGV: item JSON, TTL seconds, key, chat id.
  */
 const ADD_TO_MAILBOX = `
 if redis.call('exists', KEYS[1]) == 1 then return 0 end
 if redis.call('set', KEYS[2], ARGV[1], 'EX', ARGV[2], 'NX') then
   redis.call('rpush', KEYS[3], ARGV[3])
+  redis.call('sadd', KEYS[4], ARGV[4])
   return 1
 end
 return 0`;
-const addToMailbox = luaScript('mailbox_add', 3, ADD_TO_MAILBOX);
+
+/**
+ * The oldest item of a mailbox (KEYS[1] in the scripts below; ARGV[1] the key prefix `<prefix>:outbound:`):
+ * {} when empty, else {key, item JSON ('' when gone), back-off ms left, {sent flag per part}}. Its other
+ * keys are named after the item's key, so they are not among KEYS: Muninn's Redis is one node.
+ */
+const HEAD = `
+local function head(mailbox, p)
+  local key = redis.call('lindex', mailbox, 0)
+  if not key then return {} end
+  local raw = redis.call('get', p .. 'item:' .. key)
+  local parts = 0
+  if raw then
+    local item = cjson.decode(raw)
+    if type(item.voice) == 'table' then parts = 1 elseif type(item.chunks) == 'table' then parts = #item.chunks end
+  end
+  local sent = {}
+  for i = 0, parts - 1 do sent[#sent + 1] = redis.call('exists', p .. 'sent:' .. key .. ':' .. i) end
+  return {key, raw or '', redis.call('pttl', p .. 'retry:' .. key), sent}
+end
+`;
+
+/** Takes the chat's lock (KEYS[2]) and reads the head. ARGV: prefix, token, ttl ms. Returns nil when held. */
+const CLAIM = `${HEAD}
+if not redis.call('set', KEYS[2], ARGV[2], 'PX', ARGV[3], 'NX') then return false end
+return {head(KEYS[1], ARGV[1])}`;
+
+/** Reads the head. ARGV: prefix. */
+const READ_HEAD = `${HEAD}
+return {head(KEYS[1], ARGV[1])}`;
+
+/**
+ * Takes item ARGV[2] off (done, its state dropped), marks its part ARGV[4] sent (unless ''), unlists the
+ * chat (KEYS[2]: its channel's waiting chats; ARGV[5] the chat id) once the mailbox is empty, and reads
+ * the next head. ARGV: prefix, key, TTL seconds, part, chat id.
+ */
+const FINISH = `${HEAD}
+local p, key = ARGV[1], ARGV[2]
+if ARGV[4] ~= '' then redis.call('set', p .. 'sent:' .. key .. ':' .. ARGV[4], '1', 'EX', ARGV[3]) end
+redis.call('set', p .. 'done:' .. key, '1', 'EX', ARGV[3])
+redis.call('del', p .. 'item:' .. key, p .. 'failures:' .. key, p .. 'retry:' .. key)
+redis.call('lrem', KEYS[1], 1, key)
+if redis.call('llen', KEYS[1]) == 0 then redis.call('srem', KEYS[2], ARGV[5]) end
+return {head(KEYS[1], p)}`;
+
+const addToMailbox = luaScript('mailbox_add', 4, ADD_TO_MAILBOX);
+const claimMailbox = luaScript('mailbox_claim', 2, CLAIM);
+const readHead = luaScript('mailbox_head', 1, READ_HEAD);
+const finishItem = luaScript('mailbox_finish', 2, FINISH);
+
+type HeadReply = [] | [string, string, number, number[]];
 
 /** The outbound mailboxes in Redis: a list of keys per chat, each item's chunks, sent marks, back-offs. */
 export class RedisMailbox implements Mailbox {
   private readonly locks: RedisLock;
+  private readonly p: string;
 
   constructor(
     private readonly redis: Redis,
-    private readonly prefix: string,
+    prefix: string,
     lockMs: number,
     liveness?: ProcessLiveness,
   ) {
     this.locks = new RedisLock(redis, lockMs, liveness);
+    this.p = `${prefix}:outbound:`;
   }
 
-  private k(kind: 'mailbox' | 'item' | 'done' | 'failures' | 'retry' | 'lock', id: string): string {
-    return `${this.prefix}:outbound:${kind}:${id}`;
+  private k(kind: 'item' | 'done' | 'failures' | 'retry', key: string): string {
+    return `${this.p}${kind}:${key}`;
   }
 
-  private sentKey(key: string, index: number): string {
-    return `${this.prefix}:outbound:sent:${key}:${index}`;
+  private mailboxKey(chat: MailChat): string {
+    return `${this.p}mailbox:${chat.channel}:${chat.chatId}`;
   }
 
-  async add(chat: string, item: MailItem): Promise<boolean> {
+  private waitingKey(channel: string): string {
+    return `${this.p}waiting:${channel}`;
+  }
+
+  async add(chat: MailChat, item: MailItem): Promise<boolean> {
     const added = await addToMailbox(
       this.redis,
-      [this.k('done', item.key), this.k('item', item.key), this.k('mailbox', chat)],
-      [JSON.stringify({ chunks: item.chunks, ...(item.stream ? { stream: item.stream } : {}), ...(item.voice ? { voice: item.voice } : {}) }), String(DONE_TTL_SECONDS), item.key],
+      [this.k('done', item.key), this.k('item', item.key), this.mailboxKey(chat), this.waitingKey(chat.channel)],
+      [JSON.stringify({ chunks: item.chunks, ...(item.stream ? { stream: item.stream } : {}), ...(item.voice ? { voice: item.voice } : {}) }), String(DONE_TTL_SECONDS), item.key, chat.chatId],
     );
     return added === 1;
   }
 
-  async head(chat: string): Promise<MailItem | null> {
-    const key = await this.redis.lindex(this.k('mailbox', chat), 0);
-    if (key === null) return null;
-    const raw = await this.redis.get(this.k('item', key));
-    const stored = raw ? (JSON.parse(raw) as Omit<MailItem, 'key'>) : { chunks: [] };
-    return { key, chunks: stored.chunks, ...(stored.stream ? { stream: stored.stream } : {}), ...(stored.voice ? { voice: stored.voice } : {}) };
-  }
-
-  async isSent(key: string, index: number): Promise<boolean> {
-    return (await this.redis.exists(this.sentKey(key, index))) === 1;
+  async claim(chat: MailChat): Promise<{ lock: MailboxLock; head: MailHead | null } | null> {
+    const lockKey = `${this.p}lock:${chat.channel}:${chat.chatId}`;
+    const claimed = await this.locks.tryAcquireWith(lockKey, async (token, ttlMs) => {
+      const reply = (await claimMailbox(this.redis, [this.mailboxKey(chat), lockKey], [this.p, token, ttlMs])) as [HeadReply] | null;
+      return reply ? { head: toHead(reply[0]) } : null;
+    });
+    if (!claimed) return null;
+    // Taken over from a dead holder: the head was not read with the lock.
+    const head = claimed.value ? claimed.value.head : toHead(((await readHead(this.redis, [this.mailboxKey(chat)], [this.p])) as [HeadReply])[0]);
+    return { lock: claimed.lock, head };
   }
 
   async markSent(key: string, index: number): Promise<void> {
-    await this.redis.set(this.sentKey(key, index), '1', 'EX', DONE_TTL_SECONDS);
+    await this.redis.set(`${this.p}sent:${key}:${index}`, '1', 'EX', DONE_TTL_SECONDS);
+  }
+
+  async finish(chat: MailChat, key: string, sentIndex?: number): Promise<MailHead | null> {
+    const reply = (await finishItem(
+      this.redis,
+      [this.mailboxKey(chat), this.waitingKey(chat.channel)],
+      [this.p, key, String(DONE_TTL_SECONDS), sentIndex === undefined ? '' : String(sentIndex), chat.chatId],
+    )) as [HeadReply];
+    return toHead(reply[0]);
   }
 
   async countFailure(key: string): Promise<number> {
-    const failures = await this.redis.incr(this.k('failures', key));
-    await this.redis.expire(this.k('failures', key), DONE_TTL_SECONDS);
-    return failures;
-  }
-
-  async backoffLeft(key: string): Promise<number> {
-    return Math.max(0, await this.redis.pttl(this.k('retry', key)));
+    const replies = await this.redis.multi().incr(this.k('failures', key)).expire(this.k('failures', key), DONE_TTL_SECONDS).exec();
+    const [err, failures] = replies?.[0] ?? [new Error('countFailure: the transaction was discarded'), 0];
+    if (err) throw err;
+    return Number(failures);
   }
 
   async setBackoff(key: string, ms: number): Promise<void> {
     await this.redis.set(this.k('retry', key), '1', 'PX', ms);
   }
 
-  async finishHead(chat: string, key: string): Promise<void> {
-    await this.redis
-      .multi()
-      .set(this.k('done', key), '1', 'EX', DONE_TTL_SECONDS)
-      .del(this.k('item', key), this.k('failures', key), this.k('retry', key))
-      .lrem(this.k('mailbox', chat), 1, key)
-      .exec();
+  waitingChats(channel: string): Promise<string[]> {
+    return this.redis.smembers(this.waitingKey(channel));
   }
+}
 
-  lock(chat: string): ReturnType<Mailbox['lock']> {
-    return this.locks.tryAcquire(this.k('lock', chat));
-  }
+function toHead(reply: HeadReply): MailHead | null {
+  if (reply.length === 0) return null;
+  const [key, raw, pttl, sent] = reply;
+  const stored = raw ? (JSON.parse(raw) as Omit<MailItem, 'key'>) : { chunks: [] };
+  return {
+    key,
+    chunks: stored.chunks,
+    ...(stored.stream ? { stream: stored.stream } : {}),
+    ...(stored.voice ? { voice: stored.voice } : {}),
+    sent: sent.map((n) => n === 1),
+    backoffMs: Math.max(0, pttl),
+  };
 }

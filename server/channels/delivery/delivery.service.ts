@@ -1,15 +1,15 @@
-import type { Ctx } from '../../common/ctx';
+import { Ctx } from '../../common/ctx';
 import type { Logger } from '../../common/logger';
 import { NO_METRICS, type Metrics } from '../../common/metrics';
 import type { OutboundRequest, OutboundSender } from '../../modules/agent';
 import type { NoticeSender, NoticeTarget, SessionEventPublisher } from '../../modules/events';
 import type { ChannelRegistry } from '../channel-registry';
-import { ChannelOfflineError, PermanentDeliveryError, type OutboundVoice } from '../channel.types';
+import { ChannelOfflineError, PermanentDeliveryError, type ChannelTransport, type OutboundVoice } from '../channel.types';
 import { splitMessage } from '../message-splitter';
-import type { DeliveryJobs, Mailbox } from './mailbox';
+import { LocalDrains, type DrainResult } from './local-drains';
+import type { DeliveryJobs, MailChat, MailHead, Mailbox } from './mailbox';
 
-/** What serving a mailbox achieved; `retryAt` when it must be served again later (ms epoch). */
-export type DrainResult = { sent: number; skipped: number; retryAt?: number };
+export type { DrainResult } from './local-drains';
 
 const RETRY_BASE_MS = 1000;
 const BUSY_RETRY_MS = 200;
@@ -24,12 +24,24 @@ const OFFLINE_RETRY_MS = 500;
  * sent under its idempotency key, so a retried run never sends a chunk twice. A failed message stays
  * first and is retried with back-off; after `attempts` failures (or a permanent error) it is given up.
  * While the channel is offline (ChannelOfflineError) it waits without using up attempts.
+ *
+ * A mailbox is served by an `outbound.deliver` job in the process that holds the channel; with
+ * `localDrains`, a process holding the channel serves it at once itself ({@link LocalDrains}) and the
+ * job is only the fallback.
  */
 export class DeliveryService implements OutboundSender, NoticeSender {
   constructor(
     private readonly deps: { channels: ChannelRegistry; mailbox: Mailbox; jobs: DeliveryJobs; events: SessionEventPublisher; logger: Logger; metrics?: Metrics },
-    private readonly options: { attempts: number },
-  ) {}
+    private readonly options: {
+      attempts: number;
+      /** Chats served at once in this process without the queue, when it holds their channel. @default 0 (always the queue) */
+      localDrains?: number;
+    },
+  ) {
+    this.local = options.localDrains ? new LocalDrains({ drain: (channel, chatId, signal) => this.drain(Ctx.system(deps.logger, 'delivery'), channel, chatId, signal), jobs: deps.jobs, logger: deps.logger }, options.localDrains) : null;
+  }
+
+  private readonly local: LocalDrains | null;
 
   private get metrics(): Metrics {
     return this.deps.metrics ?? NO_METRICS;
@@ -52,9 +64,35 @@ export class DeliveryService implements OutboundSender, NoticeSender {
     const transport = this.deps.channels.get(target.channel);
     if (!target.chatId || transport?.delivery === 'session-events') return;
     const limit = transport?.maxMessageLength ?? 4000;
-    await this.deps.mailbox.add(chatOf(target.channel, target.chatId), { key: target.key, chunks: splitMessage(text, limit), ...(turnId ? { stream: turnId } : {}) });
-    // Also when the key was already there: a drain job costs little and makes sure the mailbox is served.
-    await this.deps.jobs.schedule(target.channel, target.chatId, target.key);
+    await this.deps.mailbox.add({ channel: target.channel, chatId: target.chatId }, { key: target.key, chunks: splitMessage(text, limit), ...(turnId ? { stream: turnId } : {}) });
+    // Also when the key was already there: a drain costs little and makes sure the mailbox is served.
+    await this.serve(target.channel, target.chatId, target.key);
+  }
+
+  /** Has the chat's mailbox served: here at once when this process holds the channel, else by a queue job. */
+  private async serve(channel: string, chatId: string, key: string): Promise<void> {
+    if (this.local && this.deps.channels.isStarted(channel) && this.local.take(channel, chatId, key)) return;
+    await this.deps.jobs.schedule(channel, chatId, key);
+  }
+
+  /**
+   * Told when this process took a channel: the mailboxes of its chats that still hold something (their
+   * holder died mid-drain) are served. Nothing to do without local drains: every message has its job.
+   */
+  async channelStarted(channel: string): Promise<void> {
+    if (!this.local) return;
+    const at = Date.now();
+    for (const chatId of await this.deps.mailbox.waitingChats(channel)) await this.serve(channel, chatId, `sweep:${chatId}:${at}`);
+  }
+
+  /** Told before a channel stops here: its drains stop, and what they leave goes to the queue. */
+  async channelStopping(channel: string): Promise<void> {
+    await this.local?.leave(channel);
+  }
+
+  /** Stops the drains in this process (shutdown); the queue serves what they leave. */
+  async close(): Promise<void> {
+    await this.local?.close();
   }
 
   /**
@@ -62,8 +100,8 @@ export class DeliveryService implements OutboundSender, NoticeSender {
    * Nothing happens for channels without voice messages; the caller checks `canSendVoice` first.
    */
   async deliverVoice(_ctx: Ctx, target: { channel: string; chatId: string; key: string }, voice: OutboundVoice): Promise<void> {
-    await this.deps.mailbox.add(chatOf(target.channel, target.chatId), { key: target.key, chunks: [], voice });
-    await this.deps.jobs.schedule(target.channel, target.chatId, target.key);
+    await this.deps.mailbox.add({ channel: target.channel, chatId: target.chatId }, { key: target.key, chunks: [], voice });
+    await this.serve(target.channel, target.chatId, target.key);
   }
 
   /** Whether the channel's transport sends voice messages. */
@@ -76,49 +114,63 @@ export class DeliveryService implements OutboundSender, NoticeSender {
     const transport = this.deps.channels.get(channel);
     if (!transport || !this.deps.channels.isStarted(channel)) throw new Error(`channel ${channel} is not running in this worker`);
     const { mailbox } = this.deps;
-    const chat = chatOf(channel, chatId);
-    const lock = await mailbox.lock(chat);
-    // Another job serves this chat; it also sends what this job was added for.
-    if (!lock) return { sent: 0, skipped: 0, retryAt: Date.now() + BUSY_RETRY_MS };
+    const chat: MailChat = { channel, chatId };
+    const claimed = await mailbox.claim(chat);
+    // Another drain serves this chat; it also sends what this one was started for.
+    if (!claimed) return { sent: 0, skipped: 0, retryAt: Date.now() + BUSY_RETRY_MS };
+    const { lock } = claimed;
     const result: DrainResult = { sent: 0, skipped: 0 };
     try {
-      while (!lock.lost) {
-        const item = await mailbox.head(chat);
-        if (!item) break;
-        // Independent reads, so their round trips overlap (this chat's lock keeps them current).
-        const parts = item.voice ? 1 : item.chunks.length;
-        const [backoff, sent] = await Promise.all([mailbox.backoffLeft(item.key), Promise.all(Array.from({ length: parts }, (_, i) => mailbox.isSent(item.key, i)))]);
-        if (backoff > 0) return { ...result, retryAt: Date.now() + backoff };
+      for (let item = claimed.head; item && !lock.lost; ) {
+        if (item.backoffMs > 0) return { ...result, retryAt: Date.now() + item.backoffMs };
+        let last: number | undefined;
         try {
-          if (item.voice && !sent[0]) {
-            if (!transport.sendVoice) throw new PermanentDeliveryError(`channel ${channel} cannot send voice messages`);
-            await transport.sendVoice(chatId, item.voice, `${item.key}:0`, signal);
-            await mailbox.markSent(item.key, 0);
-            result.sent += 1;
-            this.metrics.inc('muninn_deliveries_total', { channel });
-          }
-          for (let i = 0; i < item.chunks.length; i++) {
-            if (sent[i]) {
-              result.skipped += 1;
-              continue;
-            }
-            const stream = item.stream ? { stream: { key: item.stream, first: i === 0 } } : {};
-            await transport.send({ chatId, text: item.chunks[i]!, idempotencyKey: `${item.key}:${i}`, ...stream }, signal);
-            await mailbox.markSent(item.key, i);
-            result.sent += 1;
-            this.metrics.inc('muninn_deliveries_total', { channel });
-          }
+          last = await this.sendItem(transport, chat, item, result, signal);
         } catch (err) {
           if (signal.aborted) throw err;
           const retryIn = await this.failed(channel, item.key, err);
           if (retryIn !== null) return { ...result, retryAt: Date.now() + retryIn };
         }
-        await mailbox.finishHead(chat, item.key);
+        // The last part sent is marked together with taking the item off.
+        item = await mailbox.finish(chat, item.key, last);
       }
     } finally {
       await lock.release();
     }
     return result;
+  }
+
+  /**
+   * Sends the parts of `item` not sent yet, in order, marking each sent but the item's last one; returns
+   * that last one's index when it was sent now (the caller marks it when taking the item off).
+   */
+  private async sendItem(transport: ChannelTransport, chat: MailChat, item: MailHead, result: DrainResult, signal: AbortSignal): Promise<number | undefined> {
+    const { channel, chatId } = chat;
+    const parts = item.voice ? 1 : item.chunks.length;
+    const sent = async (i: number) => {
+      result.sent += 1;
+      this.metrics.inc('muninn_deliveries_total', { channel });
+      if (i === parts - 1) return i;
+      await this.deps.mailbox.markSent(item.key, i);
+      return undefined;
+    };
+    if (item.voice) {
+      if (item.sent[0]) return void (result.skipped += 1);
+      if (!transport.sendVoice) throw new PermanentDeliveryError(`channel ${channel} cannot send voice messages`);
+      await transport.sendVoice(chatId, item.voice, `${item.key}:0`, signal);
+      return sent(0);
+    }
+    let last: number | undefined;
+    for (let i = 0; i < item.chunks.length; i++) {
+      if (item.sent[i]) {
+        result.skipped += 1;
+        continue;
+      }
+      const stream = item.stream ? { stream: { key: item.stream, first: i === 0 } } : {};
+      await transport.send({ chatId, text: item.chunks[i]!, idempotencyKey: `${item.key}:${i}`, ...stream }, signal);
+      last = await sent(i);
+    }
+    return last;
   }
 
   /** Records a failed send; returns the back-off before the next try, or null when the message is given up. */
@@ -140,8 +192,4 @@ export class DeliveryService implements OutboundSender, NoticeSender {
     this.metrics.inc('muninn_deliveries_given_up_total', { channel });
     return null;
   }
-}
-
-function chatOf(channel: string, chatId: string): string {
-  return `${channel}:${chatId}`;
 }

@@ -1,6 +1,6 @@
 import type { Clock } from '../../../server/common/clock';
 import type { Ctx } from '../../../server/common/ctx';
-import type { DeliveryJobs, Mailbox, MailItem } from '../../../server/channels/delivery';
+import type { DeliveryJobs, MailChat, MailHead, Mailbox, MailboxLock, MailItem } from '../../../server/channels/delivery';
 import type { ChatPresence, OutboundRequest, OutboundSender } from '../../../server/modules/agent';
 import type { NoticeSender, NoticeTarget } from '../../../server/modules/events';
 import { FakeClock } from '../fakes/fake-clock';
@@ -12,7 +12,7 @@ import { FakeClock } from '../fakes/fake-clock';
  */
 export class InMemoryMailbox implements Mailbox {
   private readonly chats = new Map<string, string[]>();
-  private readonly items = new Map<string, string[]>();
+  private readonly items = new Map<string, MailItem>();
   private readonly done = new Set<string>();
   private readonly sent = new Set<string>();
   private readonly failures = new Map<string, number>();
@@ -21,24 +21,34 @@ export class InMemoryMailbox implements Mailbox {
 
   constructor(readonly clock: Clock = new FakeClock()) {}
 
-  async add(chat: string, item: MailItem): Promise<boolean> {
+  async add(chat: MailChat, item: MailItem): Promise<boolean> {
     if (this.done.has(item.key) || this.items.has(item.key)) return false;
-    this.items.set(item.key, [...item.chunks]);
-    this.chats.set(chat, [...(this.chats.get(chat) ?? []), item.key]);
+    this.items.set(item.key, { ...item, chunks: [...item.chunks] });
+    const id = chatId(chat);
+    this.chats.set(id, [...(this.chats.get(id) ?? []), item.key]);
     return true;
   }
 
-  async head(chat: string): Promise<MailItem | null> {
-    const key = this.chats.get(chat)?.[0];
-    return key === undefined ? null : { key, chunks: [...(this.items.get(key) ?? [])] };
-  }
-
-  async isSent(key: string, index: number): Promise<boolean> {
-    return this.sent.has(`${key}:${index}`);
+  async claim(chat: MailChat): Promise<{ lock: MailboxLock; head: MailHead | null } | null> {
+    const id = chatId(chat);
+    if (this.locked.has(id)) return null;
+    this.locked.add(id);
+    return { lock: { lost: false, release: async () => void this.locked.delete(id) }, head: this.head(id) };
   }
 
   async markSent(key: string, index: number): Promise<void> {
     this.sent.add(`${key}:${index}`);
+  }
+
+  async finish(chat: MailChat, key: string, sentIndex?: number): Promise<MailHead | null> {
+    if (sentIndex !== undefined) await this.markSent(key, sentIndex);
+    this.done.add(key);
+    this.items.delete(key);
+    this.failures.delete(key);
+    this.retryAt.delete(key);
+    const id = chatId(chat);
+    this.chats.set(id, (this.chats.get(id) ?? []).filter((k) => k !== key));
+    return this.head(id);
   }
 
   async countFailure(key: string): Promise<number> {
@@ -47,41 +57,44 @@ export class InMemoryMailbox implements Mailbox {
     return n;
   }
 
-  async backoffLeft(key: string): Promise<number> {
-    return Math.max(0, (this.retryAt.get(key) ?? 0) - this.clock.now().getTime());
-  }
-
   async setBackoff(key: string, ms: number): Promise<void> {
     this.retryAt.set(key, this.clock.now().getTime() + ms);
   }
 
-  async finishHead(chat: string, key: string): Promise<void> {
-    this.done.add(key);
-    this.items.delete(key);
-    this.failures.delete(key);
-    this.retryAt.delete(key);
-    this.chats.set(chat, (this.chats.get(chat) ?? []).filter((k) => k !== key));
+  async waitingChats(channel: string): Promise<string[]> {
+    return [...this.chats].filter(([id, keys]) => keys.length && id.startsWith(`${channel}:`)).map(([id]) => id.slice(channel.length + 1));
   }
 
-  async lock(chat: string): Promise<{ readonly lost: boolean; release(): Promise<void> } | null> {
-    if (this.locked.has(chat)) return null;
-    this.locked.add(chat);
-    return { lost: false, release: async () => void this.locked.delete(chat) };
-  }
-
-  /** Keys still waiting in a chat's mailbox, oldest first. */
+  /** Keys still waiting in a chat's mailbox (`<channel>:<chatId>`), oldest first. */
   waiting(chat: string): string[] {
     return [...(this.chats.get(chat) ?? [])];
   }
+
+  private head(id: string): MailHead | null {
+    const key = this.chats.get(id)?.[0];
+    if (key === undefined) return null;
+    const item = this.items.get(key) ?? { key, chunks: [] };
+    const parts = item.voice ? 1 : item.chunks.length;
+    return {
+      ...item,
+      chunks: [...item.chunks],
+      sent: Array.from({ length: parts }, (_, i) => this.sent.has(`${key}:${i}`)),
+      backoffMs: Math.max(0, (this.retryAt.get(key) ?? 0) - this.clock.now().getTime()),
+    };
+  }
+}
+
+function chatId(chat: MailChat): string {
+  return `${chat.channel}:${chat.chatId}`;
 }
 
 /** The outbound queue in process: records each scheduled drain; `onSchedule` may serve it at once. */
 export class InProcessDeliveryJobs implements DeliveryJobs {
-  readonly scheduled: Array<{ channel: string; chatId: string; key: string }> = [];
-  onSchedule: ((job: { channel: string; chatId: string; key: string }) => Promise<void>) | null = null;
+  readonly scheduled: Array<{ channel: string; chatId: string; key: string; at?: number }> = [];
+  onSchedule: ((job: { channel: string; chatId: string; key: string; at?: number }) => Promise<void>) | null = null;
 
-  async schedule(channel: string, chatId: string, key: string): Promise<void> {
-    const job = { channel, chatId, key };
+  async schedule(channel: string, chatId: string, key: string, at?: number): Promise<void> {
+    const job = { channel, chatId, key, ...(at === undefined ? {} : { at }) };
     this.scheduled.push(job);
     await this.onSchedule?.(job);
   }
