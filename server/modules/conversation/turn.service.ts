@@ -3,6 +3,7 @@ import { Ctx } from '../../common/ctx';
 import type { Logger } from '../../common/logger';
 import { newId } from '../../common/ids';
 import type { Db } from '../../persistence/db';
+import { selectPlain } from '../../persistence/plain-select';
 import type { SessionEventPublisher } from '../events';
 import { Image } from '../sessions';
 import { Message } from '../sessions';
@@ -78,7 +79,9 @@ export class TurnService {
    */
   async submit(ctx: Ctx, session: Session, input: SubmitInput): Promise<TurnTicket> {
     if (input.dedupeKey) {
-      const existing = await this.db.repo(ctx, Message).findOneBy({ dedupeKey: input.dedupeKey });
+      const repo = this.db.repo(ctx, Message);
+      const plain = await selectPlain(repo, [{ dedupeKey: input.dedupeKey }], { limit: 1, columns: ['sessionId', 'status'] });
+      const existing = plain ? (plain[0] ?? null) : await repo.findOneBy({ dedupeKey: input.dedupeKey });
       if (existing) return { messageId: existing.id, sessionId: existing.sessionId, status: existing.status, duplicate: true };
     }
     const reservation = SELF_RUN_CHANNELS.includes(session.channel) ? null : await this.scheduler.reserve(session.id);

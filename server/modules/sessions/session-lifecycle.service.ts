@@ -1,6 +1,7 @@
 import { SYSTEM_CLOCK, type Clock } from '../../common/clock';
 import type { Ctx } from '../../common/ctx';
 import type { Db } from '../../persistence/db';
+import { selectPlain } from '../../persistence/plain-select';
 import { In } from 'typeorm';
 import { Message } from './message.entity';
 import { Session } from './session.entity';
@@ -24,6 +25,10 @@ export class SessionLifecycleService {
 
   /** The ACTIVE session of a key, created when there is none. */
   async resolveActive(ctx: Ctx, attrs: SessionAttrs): Promise<Session> {
+    // The usual case, a session that exists, is one plain read without a transaction (on SQLite that
+    // takes the write lock).
+    const found = await selectPlain(this.db.repo(ctx, Session), [{ key: attrs.key, status: SessionStatus.ACTIVE }], { order: 'DESC', limit: 1 });
+    if (found?.[0]) return found[0];
     return this.db.withTransaction(ctx, async (tx) => {
       const repo = this.db.repo(tx, Session);
       const active = () =>

@@ -191,7 +191,11 @@ export class UserService {
   }
 
   async findByIdentity(ctx: Ctx, channel: string, handle: string): Promise<User | null> {
-    const identity = await this.db.repo(ctx, Identity).findOneBy({ channel, handle });
+    const repo = this.db.repo(ctx, Identity);
+    // One plain statement for the identity and its user (every inbound platform message asks).
+    const found = await selectPlain(repo, [{ channel, handle }], { limit: 1, columns: ['userId'], join: 'user' });
+    if (found) return found[0]?.user ?? null;
+    const identity = await repo.findOneBy({ channel, handle });
     return identity ? this.findOne(ctx, identity.userId) : null;
   }
 
