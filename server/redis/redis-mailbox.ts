@@ -1,5 +1,5 @@
 import type { Redis } from 'ioredis';
-import type { MailChat, MailHead, Mailbox, MailItem, MailboxLock } from '../channels/delivery';
+import type { MailChat, MailClaim, MailHead, Mailbox, MailItem } from '../channels/delivery';
 import { luaScript } from './lua-script';
 import { RedisLock } from './redis-lock';
 import type { ProcessLiveness } from './process-liveness';
@@ -64,7 +64,22 @@ redis.call('lrem', KEYS[1], 1, key)
 if redis.call('llen', KEYS[1]) == 0 then redis.call('srem', KEYS[2], ARGV[5]) end
 return {head(KEYS[1], p)}`;
 
+/**
+ * ADD_TO_MAILBOX, then CLAIM: KEYS: done marker, item, mailbox, waiting chats, lock. ARGV: item JSON, TTL
+ * seconds, key, chat id, prefix, token, lock ttl ms. Returns {added} when the lock is held, else {added, head}.
+ */
+const ADD_AND_CLAIM = `${HEAD}
+local added = 0
+if redis.call('exists', KEYS[1]) == 0 and redis.call('set', KEYS[2], ARGV[1], 'EX', ARGV[2], 'NX') then
+  redis.call('rpush', KEYS[3], ARGV[3])
+  redis.call('sadd', KEYS[4], ARGV[4])
+  added = 1
+end
+if not redis.call('set', KEYS[5], ARGV[6], 'PX', ARGV[7], 'NX') then return {added} end
+return {added, head(KEYS[3], ARGV[5])}`;
+
 const addToMailbox = luaScript('mailbox_add', 4, ADD_TO_MAILBOX);
+const addAndClaimMailbox = luaScript('mailbox_add_claim', 5, ADD_AND_CLAIM);
 const claimMailbox = luaScript('mailbox_claim', 2, CLAIM);
 const readHead = luaScript('mailbox_head', 1, READ_HEAD);
 const finishItem = luaScript('mailbox_finish', 2, FINISH);
@@ -102,21 +117,40 @@ export class RedisMailbox implements Mailbox {
     const added = await addToMailbox(
       this.redis,
       [this.k('done', item.key), this.k('item', item.key), this.mailboxKey(chat), this.waitingKey(chat.channel)],
-      [JSON.stringify({ chunks: item.chunks, ...(item.stream ? { stream: item.stream } : {}), ...(item.voice ? { voice: item.voice } : {}) }), String(DONE_TTL_SECONDS), item.key, chat.chatId],
+      [itemJson(item), String(DONE_TTL_SECONDS), item.key, chat.chatId],
     );
     return added === 1;
   }
 
-  async claim(chat: MailChat): Promise<{ lock: MailboxLock; head: MailHead | null } | null> {
-    const lockKey = `${this.p}lock:${chat.channel}:${chat.chatId}`;
-    const claimed = await this.locks.tryAcquireWith(lockKey, async (token, ttlMs) => {
+  claim(chat: MailChat): Promise<MailClaim | null> {
+    return this.claimWith(chat, async (lockKey, token, ttlMs) => {
       const reply = (await claimMailbox(this.redis, [this.mailboxKey(chat), lockKey], [this.p, token, ttlMs])) as [HeadReply] | null;
-      return reply ? { head: toHead(reply[0]) } : null;
+      return reply ? reply[0] : null;
     });
+  }
+
+  async addAndClaim(chat: MailChat, item: MailItem): Promise<{ added: boolean; claimed: MailClaim | null }> {
+    let added = false;
+    const claimed = await this.claimWith(chat, async (lockKey, token, ttlMs) => {
+      const reply = (await addAndClaimMailbox(
+        this.redis,
+        [this.k('done', item.key), this.k('item', item.key), this.mailboxKey(chat), this.waitingKey(chat.channel), lockKey],
+        [itemJson(item), String(DONE_TTL_SECONDS), item.key, chat.chatId, this.p, token, ttlMs],
+      )) as [number] | [number, HeadReply];
+      added = reply[0] === 1;
+      return reply.length === 2 ? reply[1] : null;
+    });
+    return { added, claimed };
+  }
+
+  /** Takes the chat's lock with `take` (a script that also reads the head; null when the lock is held). */
+  private async claimWith(chat: MailChat, take: (lockKey: string, token: string, ttlMs: number) => Promise<HeadReply | null>): Promise<MailClaim | null> {
+    const lockKey = `${this.p}lock:${chat.channel}:${chat.chatId}`;
+    const claimed = await this.locks.tryAcquireWith(lockKey, (token, ttlMs) => take(lockKey, token, ttlMs));
     if (!claimed) return null;
     // Taken over from a dead holder: the head was not read with the lock.
-    const head = claimed.value ? claimed.value.head : toHead(((await readHead(this.redis, [this.mailboxKey(chat)], [this.p])) as [HeadReply])[0]);
-    return { lock: claimed.lock, head };
+    const head = claimed.value ?? ((await readHead(this.redis, [this.mailboxKey(chat)], [this.p])) as [HeadReply])[0];
+    return { lock: claimed.lock, head: toHead(head) };
   }
 
   async markSent(key: string, index: number): Promise<void> {
@@ -146,6 +180,10 @@ export class RedisMailbox implements Mailbox {
   waitingChats(channel: string): Promise<string[]> {
     return this.redis.smembers(this.waitingKey(channel));
   }
+}
+
+function itemJson(item: MailItem): string {
+  return JSON.stringify({ chunks: item.chunks, ...(item.stream ? { stream: item.stream } : {}), ...(item.voice ? { voice: item.voice } : {}) });
 }
 
 function toHead(reply: HeadReply): MailHead | null {

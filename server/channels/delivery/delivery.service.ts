@@ -7,7 +7,7 @@ import type { ChannelRegistry } from '../channel-registry';
 import { ChannelOfflineError, PermanentDeliveryError, type ChannelTransport, type OutboundVoice } from '../channel.types';
 import { splitMessage } from '../message-splitter';
 import { LocalDrains, type DrainResult } from './local-drains';
-import type { DeliveryJobs, MailChat, MailHead, Mailbox } from './mailbox';
+import type { DeliveryJobs, MailChat, MailClaim, MailHead, Mailbox, MailItem } from './mailbox';
 
 export type { DrainResult } from './local-drains';
 
@@ -38,7 +38,7 @@ export class DeliveryService implements OutboundSender, NoticeSender {
       localDrains?: number;
     },
   ) {
-    this.local = options.localDrains ? new LocalDrains({ drain: (channel, chatId, signal) => this.drain(Ctx.system(deps.logger, 'delivery'), channel, chatId, signal), jobs: deps.jobs, logger: deps.logger }, options.localDrains) : null;
+    this.local = options.localDrains ? new LocalDrains({ drain: (channel, chatId, signal, claimed) => this.drain(Ctx.system(deps.logger, 'delivery'), channel, chatId, signal, claimed), jobs: deps.jobs, logger: deps.logger }, options.localDrains) : null;
   }
 
   private readonly local: LocalDrains | null;
@@ -64,12 +64,25 @@ export class DeliveryService implements OutboundSender, NoticeSender {
     const transport = this.deps.channels.get(target.channel);
     if (!target.chatId || transport?.delivery === 'session-events') return;
     const limit = transport?.maxMessageLength ?? 4000;
-    await this.deps.mailbox.add({ channel: target.channel, chatId: target.chatId }, { key: target.key, chunks: splitMessage(text, limit), ...(turnId ? { stream: turnId } : {}) });
-    // Also when the key was already there: a drain costs little and makes sure the mailbox is served.
-    await this.serve(target.channel, target.chatId, target.key);
+    await this.handOver({ channel: target.channel, chatId: target.chatId }, { key: target.key, chunks: splitMessage(text, limit), ...(turnId ? { stream: turnId } : {}) });
   }
 
-  /** Has the chat's mailbox served: here at once when this process holds the channel, else by a queue job. */
+  /**
+   * Puts the item into its chat's mailbox and has the mailbox served: here at once when this process
+   * holds the channel, else by a queue job. Also when the key was there already: serving costs little
+   * and makes sure the mailbox is served.
+   */
+  private async handOver(chat: MailChat, item: MailItem): Promise<void> {
+    const { mailbox } = this.deps;
+    if (this.local && this.deps.channels.isStarted(chat.channel)) {
+      const here = await this.local.handOver(chat.channel, chat.chatId, item.key, async (claim) => (claim ? (await mailbox.addAndClaim(chat, item)).claimed : (await mailbox.add(chat, item), null)));
+      if (here) return;
+    }
+    await mailbox.add(chat, item);
+    await this.deps.jobs.schedule(chat.channel, chat.chatId, item.key);
+  }
+
+  /** Has a chat whose messages are in its mailbox served: here when this process holds the channel, else by a queue job. */
   private async serve(channel: string, chatId: string, key: string): Promise<void> {
     if (this.local && this.deps.channels.isStarted(channel) && this.local.take(channel, chatId, key)) return;
     await this.deps.jobs.schedule(channel, chatId, key);
@@ -100,8 +113,7 @@ export class DeliveryService implements OutboundSender, NoticeSender {
    * Nothing happens for channels without voice messages; the caller checks `canSendVoice` first.
    */
   async deliverVoice(_ctx: Ctx, target: { channel: string; chatId: string; key: string }, voice: OutboundVoice): Promise<void> {
-    await this.deps.mailbox.add({ channel: target.channel, chatId: target.chatId }, { key: target.key, chunks: [], voice });
-    await this.serve(target.channel, target.chatId, target.key);
+    await this.handOver({ channel: target.channel, chatId: target.chatId }, { key: target.key, chunks: [], voice });
   }
 
   /** Whether the channel's transport sends voice messages. */
@@ -110,12 +122,15 @@ export class DeliveryService implements OutboundSender, NoticeSender {
   }
 
   /** Serves a chat's mailbox until it is empty, its first message waits for a retry, or the run is stopped. */
-  async drain(_ctx: Ctx, channel: string, chatId: string, signal: AbortSignal): Promise<DrainResult> {
+  async drain(_ctx: Ctx, channel: string, chatId: string, signal: AbortSignal, taken?: MailClaim): Promise<DrainResult> {
     const transport = this.deps.channels.get(channel);
-    if (!transport || !this.deps.channels.isStarted(channel)) throw new Error(`channel ${channel} is not running in this worker`);
+    if (!transport || !this.deps.channels.isStarted(channel)) {
+      await taken?.lock.release();
+      throw new Error(`channel ${channel} is not running in this worker`);
+    }
     const { mailbox } = this.deps;
     const chat: MailChat = { channel, chatId };
-    const claimed = await mailbox.claim(chat);
+    const claimed = taken ?? (await mailbox.claim(chat));
     // Another drain serves this chat; it also sends what this one was started for.
     if (!claimed) return { sent: 0, skipped: 0, retryAt: Date.now() + BUSY_RETRY_MS };
     const { lock } = claimed;

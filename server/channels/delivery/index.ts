@@ -1,2 +1,2 @@
 export { DeliveryService, type DrainResult } from './delivery.service';
-export type { Mailbox, MailItem, MailHead, MailChat, MailboxLock, DeliveryJobs } from './mailbox';
+export type { Mailbox, MailItem, MailHead, MailChat, MailboxLock, MailClaim, DeliveryJobs } from './mailbox';

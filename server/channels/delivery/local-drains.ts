@@ -1,11 +1,20 @@
 import type { Logger } from '../../common/logger';
-import type { DeliveryJobs } from './mailbox';
+import type { DeliveryJobs, MailClaim } from './mailbox';
 
 /** What serving a mailbox achieved; `retryAt` when it must be served again later (ms epoch). */
 export type DrainResult = { sent: number; skipped: number; retryAt?: number };
 
-/** Serves one chat's mailbox until it is empty, waits for a retry, or `signal` aborts (DeliveryService.drain). */
-export type ChatDrain = (channel: string, chatId: string, signal: AbortSignal) => Promise<DrainResult>;
+/**
+ * Serves one chat's mailbox until it is empty, waits for a retry, or `signal` aborts (DeliveryService.drain);
+ * `claimed`: the mailbox was taken already.
+ */
+export type ChatDrain = (channel: string, chatId: string, signal: AbortSignal, claimed?: MailClaim) => Promise<DrainResult>;
+
+/**
+ * Puts a message into its chat's mailbox (idempotent); with `claim`, also takes the chat's mailbox in the
+ * same step (null when another worker serves it).
+ */
+export type HandOver = (claim: boolean) => Promise<MailClaim | null>;
 
 /** How soon handing a chat to the queue is tried again when the queue could not take it (Redis away). */
 const FALLBACK_RETRY_MS = 1000;
@@ -41,21 +50,65 @@ export class LocalDrains {
     private readonly limit: number,
   ) {}
 
-  /** Has the chat served here (now, or by one more pass of its running drain); false when at the limit. */
-  take(channel: string, chatId: string, key: string): boolean {
+  /**
+   * Puts a message into its chat's mailbox with `handOver` and has the chat served here: at once (the
+   * mailbox taken in the same step), or by one more pass of its running drain. False when nothing was
+   * done here (closed, or `limit` chats drain already): the caller hands the message to the queue.
+   */
+  async handOver(channel: string, chatId: string, key: string, handOver: HandOver): Promise<boolean> {
     if (this.closed) return false;
     const id = `${channel}:${chatId}`;
-    const current = this.running.get(id);
-    if (current) {
-      current.again = true;
-      current.key = key;
-      return true;
+    if (this.running.has(id)) {
+      await handOver(false);
+      // Marked once the message is in: a pass that starts after this finds it.
+      const current = this.running.get(id);
+      if (current) {
+        current.again = true;
+        current.key = key;
+        return true;
+      }
+      // That drain ended meanwhile.
+      return this.start(id, channel, chatId, key, null);
     }
     if (this.running.size >= this.limit) return false;
-    const run: Running = { channel, chatId, again: true, key, abort: new AbortController(), done: Promise.resolve() };
-    this.running.set(id, run);
-    run.done = this.serve(id, run);
+    const run = this.entry(id, channel, chatId, key);
+    let claimed: MailClaim | null;
+    try {
+      claimed = await handOver(true);
+    } catch (err) {
+      // Others handed messages over meanwhile: they are still served.
+      if (run.again) run.done = this.serve(id, run, null);
+      else this.running.delete(id);
+      throw err;
+    }
+    run.again = true;
+    run.done = this.serve(id, run, claimed);
     return true;
+  }
+
+  /** Starts serving a chat whose message is in its mailbox; false at the limit. */
+  private start(id: string, channel: string, chatId: string, key: string, claimed: MailClaim | null): boolean {
+    if (this.closed || this.running.size >= this.limit) return false;
+    const run = this.entry(id, channel, chatId, key);
+    run.again = true;
+    run.done = this.serve(id, run, claimed);
+    return true;
+  }
+
+  /** Has the chat served here, its messages being in the mailbox already (a sweep); false at the limit. */
+  take(channel: string, chatId: string, key: string): boolean {
+    const id = `${channel}:${chatId}`;
+    const current = this.running.get(id);
+    if (!current) return this.start(id, channel, chatId, key, null);
+    current.again = true;
+    current.key = key;
+    return true;
+  }
+
+  private entry(id: string, channel: string, chatId: string, key: string): Running {
+    const run: Running = { channel, chatId, again: false, key, abort: new AbortController(), done: Promise.resolve() };
+    this.running.set(id, run);
+    return run;
   }
 
   /** Stops the drains of a channel that stops here and waits for them; what they leave goes to the queue. */
@@ -73,13 +126,16 @@ export class LocalDrains {
     await Promise.all(all.map((r) => r.done));
   }
 
-  private async serve(id: string, run: Running): Promise<void> {
+  private async serve(id: string, run: Running, claimed: MailClaim | null): Promise<void> {
     const { signal } = run.abort;
     let queueAt: number | null = null;
+    let claim = claimed;
     try {
       while (run.again && !signal.aborted) {
         run.again = false;
-        const { retryAt } = await this.deps.drain(run.channel, run.chatId, signal);
+        const first = claim ?? undefined;
+        claim = null;
+        const { retryAt } = await this.deps.drain(run.channel, run.chatId, signal, first);
         // A back-off or a chat served elsewhere: the queue job serves the whole mailbox then.
         if (retryAt) {
           queueAt = retryAt;
@@ -92,6 +148,8 @@ export class LocalDrains {
       queueAt = Date.now();
     } finally {
       this.running.delete(id);
+      // Stopped before the first pass: the mailbox taken for it is let go.
+      if (claim) await claim.lock.release().catch(() => undefined);
     }
     if (queueAt !== null) await this.toQueue(run, queueAt);
   }

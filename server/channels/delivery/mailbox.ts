@@ -30,6 +30,12 @@ export interface MailboxLock {
   release(): Promise<unknown>;
 }
 
+/** A chat's mailbox taken to serve: its lock and its oldest item (null: empty). */
+export interface MailClaim {
+  lock: MailboxLock;
+  head: MailHead | null;
+}
+
 /**
  * Port: the per-chat outbound mailboxes (Redis in server/redis/). Keys are added once: adding a key that
  * waits or was delivered does nothing. Chunks are marked sent one by one, so a re-run never sends a
@@ -40,7 +46,9 @@ export interface Mailbox {
   /** Adds the item unless its key waits or was delivered; true when added. */
   add(chat: MailChat, item: MailItem): Promise<boolean>;
   /** Takes the chat's lock and reads its oldest item (null: empty); null when another worker serves it. */
-  claim(chat: MailChat): Promise<{ lock: MailboxLock; head: MailHead | null } | null>;
+  claim(chat: MailChat): Promise<MailClaim | null>;
+  /** {@link add} and {@link claim} in one step; `claimed` is null when another worker serves the chat. */
+  addAndClaim(chat: MailChat, item: MailItem): Promise<{ added: boolean; claimed: MailClaim | null }>;
   markSent(key: string, index: number): Promise<void>;
   /**
    * Takes the oldest item off (delivered or given up), remembers its key as done (marking its part

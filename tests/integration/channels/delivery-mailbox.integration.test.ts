@@ -90,6 +90,18 @@ describe('outbound mailboxes in Redis, served in the process that holds the chan
       expect(await mailbox.add(chat, { key: 'k1', chunks: ['a', 'b'] })).toBe(false);
     });
 
+    it('adds and takes the chat in one step; a chat served elsewhere still gets the item', async () => {
+      const mailbox = new RedisMailbox(redis, prefix, 30_000, liveness);
+      await mailbox.add(chat, { key: 'k0', chunks: ['zero'] });
+      const first = await mailbox.addAndClaim(chat, { key: 'k1', chunks: ['one'] });
+      expect(first).toEqual({ added: true, claimed: { lock: expect.anything(), head: { key: 'k0', chunks: ['zero'], sent: [false], backoffMs: 0 } } });
+      expect(await mailbox.addAndClaim(chat, { key: 'k2', chunks: ['two'] })).toEqual({ added: true, claimed: null });
+      expect(await mailbox.addAndClaim(chat, { key: 'k1', chunks: ['one'] })).toEqual({ added: false, claimed: null });
+      expect(await mailbox.finish(chat, 'k0', 0)).toMatchObject({ key: 'k1' });
+      expect(await mailbox.finish(chat, 'k1', 0)).toMatchObject({ key: 'k2', chunks: ['two'] });
+      await first.claimed!.lock.release();
+    });
+
     it('reads sent marks, a back-off and a voice item (one part) with the head', async () => {
       const mailbox = new RedisMailbox(redis, prefix, 30_000, liveness);
       const voice = { dataBase64: Buffer.from('ogg').toString('base64'), mimeType: 'audio/ogg', seconds: 1 };

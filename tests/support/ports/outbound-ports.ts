@@ -1,6 +1,6 @@
 import type { Clock } from '../../../server/common/clock';
 import type { Ctx } from '../../../server/common/ctx';
-import type { DeliveryJobs, MailChat, MailHead, Mailbox, MailboxLock, MailItem } from '../../../server/channels/delivery';
+import type { DeliveryJobs, MailChat, MailClaim, MailHead, Mailbox, MailItem } from '../../../server/channels/delivery';
 import type { ChatPresence, OutboundRequest, OutboundSender } from '../../../server/modules/agent';
 import type { NoticeSender, NoticeTarget } from '../../../server/modules/events';
 import { FakeClock } from '../fakes/fake-clock';
@@ -29,11 +29,16 @@ export class InMemoryMailbox implements Mailbox {
     return true;
   }
 
-  async claim(chat: MailChat): Promise<{ lock: MailboxLock; head: MailHead | null } | null> {
+  async claim(chat: MailChat): Promise<MailClaim | null> {
     const id = chatId(chat);
     if (this.locked.has(id)) return null;
     this.locked.add(id);
     return { lock: { lost: false, release: async () => void this.locked.delete(id) }, head: this.head(id) };
+  }
+
+  async addAndClaim(chat: MailChat, item: MailItem): Promise<{ added: boolean; claimed: MailClaim | null }> {
+    const added = await this.add(chat, item);
+    return { added, claimed: await this.claim(chat) };
   }
 
   async markSent(key: string, index: number): Promise<void> {
