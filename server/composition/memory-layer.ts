@@ -116,6 +116,15 @@ export class MemoryLayer {
   }
 
   /**
+   * Opens the search index now (on SQLite: its search thread starts and loads the vector codes, off the
+   * event loop), so a search soon after start-up finds it ready. Called as a serving process starts, before
+   * it listens; nothing waits for it (a search that comes first waits for what it needs).
+   */
+  prepareSearch(ctx: Ctx): void {
+    this.store.init?.(ctx).catch((err: Error) => this.deps.logger.warn({ err: err.message, module: 'memory' }, 'memory search index did not open at start — the first search opens it'));
+  }
+
+  /**
    * Reconciles the index with the memories table (vectors for what has none), then re-indexes the
    * workspace files and watches them. Runs in the background; `ready` resolves when both are done.
    */
