@@ -498,6 +498,7 @@ export class App {
   async run(role: Role): Promise<void> {
     const plan = ROLES[role];
     this.starting = true;
+    this.services.memory.prepareSearch(this.systemCtx('memory'));
     if (plan.api) await this.listen();
     else await this.listenOps();
     let background: Promise<void> = Promise.resolve();
