@@ -6,7 +6,7 @@ import { TrustLevel } from '../server/common/trust';
 import { Corpus, fillMemories, openCorpusDb, type CorpusDb } from './support/corpus';
 import type { BenchContext } from './support/context';
 import { summarize } from './support/stats';
-import { recallTurnBench, SERVER_EMBEDDING_MODEL } from './recall-turn';
+import { firstSearchAfterStartBench, recallTurnBench, SERVER_EMBEDDING_MODEL } from './recall-turn';
 
 const MODEL = 'bench/corpus';
 /** Words that occur in no memory: the query's keyword side finds nothing and the ranking is by vector alone. */
@@ -102,8 +102,9 @@ async function topIds(t: CorpusDb, store: SqlMemoryStore, texts: readonly string
  * Issue 29 (bench group `memory-small`, after `memory`): 100k memories (quick: 10k) × 768 written with a vocabulary of 40 words, so every query has a word
  * found in about 9 of 10 memories. Search p50/p99 (floor: the exact JS vector scan), recall@10 of hybrid
  * queries against the same search with the keyword side unbounded (every match counted and ranked, as before
- * the cap) and, for information, against a full hybrid scan; and the first search of a store opened on the
- * filled database (as after a restart: search thread started and vector codes loaded at start-up).
+ * the cap) and, for information, against a full hybrid scan; the first search of a new store on the filled
+ * database (init included); then, against the real server on that data folder, a turn with recall and the
+ * first searchMemories after each of several starts.
  */
 export async function smallVocabularyBench(b: BenchContext): Promise<void> {
   const size = b.quick ? 10_000 : 100_000;
@@ -156,15 +157,16 @@ export async function smallVocabularyBench(b: BenchContext): Promise<void> {
     }
     const f = summarize(first);
     b.results.add({
-      benchmark: `first memory search after start, small vocabulary, ${size / 1000}k × ${dims}`,
+      benchmark: `first search of a new store (init + search), small vocabulary, ${size / 1000}k × ${dims}`,
       latency: f,
-      target: 'p99 ≤ 100 ms',
-      meets: f.p99 <= 100,
-      note: 'a new store on the filled database (search thread started, codes loaded at start-up), searched as soon as init resolves; includes the thread start',
+      target: 'reported',
+      meets: null,
+      note: 'a new SqlMemoryStore on the filled database, searched as soon as init resolves: thread start, code load, vector codes and a cold search in one (a server opens its store before /readyz; see the searchMemories row)',
     });
     await t.close();
     closed = true;
-    await recallTurnBench(b, t.dataDir, owners[0]!.slice('user:'.length), corpus);
+    const token = await recallTurnBench(b, t.dataDir, owners[0]!.slice('user:'.length), corpus);
+    await firstSearchAfterStartBench(b, t.dataDir, token, corpus);
   } finally {
     if (!closed) await t.close();
     rmSync(t.dataDir, { recursive: true, force: true });

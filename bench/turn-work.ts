@@ -1,9 +1,11 @@
 /**
- * `npm run bench:turn-work [-- --turns=100] [-- --cpu-prof[=dir]]`: what one web turn costs the server, counted rather than
+ * `npm run bench:turn-work [-- --turns=100] [-- --steady=300] [-- --cpu-prof[=dir]]`: what one web turn costs the server, counted rather than
  * timed (timings on a shared machine are noisy): SQL statements (by statement), Redis commands (by
  * command, from MONITOR on a private redis-server started here), and the server's CPU time per turn.
  * One session, turns back to back after a warm-up, against the fake model; needs `redis-server` on PATH.
  * With `--cpu-prof` the server writes a V8 CPU profile, summarised here for the timed turns only.
+ * Then, after `--steady` more turns, the CPU of as many turns again in steady state: in its first few hundred
+ * turns V8 still compiles the hot path on background threads, CPU the process pays once, not per turn.
  */
 import 'reflect-metadata';
 import { spawn } from 'node:child_process';
@@ -53,6 +55,7 @@ function readCounts(file: string): Map<string, number> {
 
 async function main(argv: string[]): Promise<void> {
   const turns = Number(argv.find((a) => a.startsWith('--turns='))?.slice(8) ?? 100);
+  const steady = Number(argv.find((a) => a.startsWith('--steady='))?.slice(9) ?? 300);
   const prof = argv.find((a) => a.startsWith('--cpu-prof'));
   const profDir = prof ? path.resolve(prof.includes('=') ? prof.split('=')[1]! : 'bench-profiles') : null;
   const port = await freePort();
@@ -115,6 +118,15 @@ async function main(argv: string[]): Promise<void> {
     for (const [k, v] of [...sql.entries()].sort((a, b) => b[1] - a[1])) console.log(`  ${per(v).padStart(6)}  ${k.slice(0, 150)}`);
     console.log(`Redis commands per turn: ${per(client)} sent by the server (+ ${per(inScripts)} run inside scripts)`);
     for (const [k, v] of [...commands.entries()].sort((a, b) => b[1] - a[1])) console.log(`  ${per(v).padStart(6)}  ${k}`);
+    if (steady > 0) {
+      for (let i = 0; i < steady; i++) await session.turn(`more ${i}`);
+      const cpu2 = cpuMs(server.pid);
+      const later = [];
+      for (let i = 0; i < turns; i++) later.push(await session.turn(`steady ${i}`));
+      const cpu3 = cpuMs(server.pid);
+      const l = summarize(later.map((t) => t.totalMs));
+      console.log(`steady state (${turns} turns after ${steady} more): p50 ${l.p50.toFixed(1)} ms, p99 ${l.p99.toFixed(1)} ms; server CPU ${per(cpu3 - cpu2)} ms per turn`);
+    }
     if (profDir) {
       await session.close();
       await server.stop();

@@ -9,7 +9,10 @@ export interface QueueEnv {
   prefix: string;
   /** Shared connection for producers. */
   redis: Redis;
-  /** Makes a dedicated connection (each worker needs its own). */
+  /**
+   * The connection of a worker's regular commands: a dedicated one, or `redis` itself (sharedConnectionEnv).
+   * BullMQ gives every worker its own blocking connection besides.
+   */
   connect: (name: string) => Redis;
   lockMs: number;
   stalledIntervalMs: number;
@@ -40,6 +43,15 @@ export function logQueueErrors<T extends { on(event: 'error', listener: (err: Er
     else logger.error({ err, queue }, 'queue error');
   });
   return emitter;
+}
+
+/**
+ * The same env whose workers send their regular commands over the producers' connection: one connection,
+ * handshake and copy of BullMQ's scripts less per worker. For workers off the turn path, whose few
+ * commands do not need a socket of their own.
+ */
+export function sharedConnectionEnv(env: QueueEnv): QueueEnv {
+  return { ...env, connect: () => env.redis };
 }
 
 export function makeQueue(env: QueueEnv, name: string): Queue {

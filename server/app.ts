@@ -50,6 +50,7 @@ import { QueueService } from './modules/queues';
 import { metricsAccess, PromMetrics } from './metrics';
 import { BullQueueInspector, queueNames } from '../jobs/queue-inspector';
 import { startUserExportWorker, userExportJobs } from '../jobs/user-export';
+import { sharedConnectionEnv } from '../jobs/bull';
 import type { UserDataService } from './modules/userdata';
 import { createUserDataService } from './composition/user-data-layer';
 import { RedisExportTickets } from './redis/redis-export-tickets';
@@ -438,15 +439,34 @@ export class App {
 
   /** Runs the queue workers (turns, model calls, deliveries, summarizer, maintenance, heartbeat) in this process. */
   async startWorkers(): Promise<void> {
+    await (await this.startTurnWorkers()).background;
+  }
+
+  /**
+   * Starts the workers a turn needs and resolves once they run; the other workers start meanwhile, and the
+   * returned promise resolves once they run too (rejects when one failed to start).
+   */
+  private async startTurnWorkers(): Promise<{ background: Promise<void> }> {
     const chat = this.requireChat('Workers');
-    if (this.workersStarted) return;
+    if (this.workersStarted) return { background: Promise.resolve() };
     this.workersStarted = true;
     const workers = await startChatWorkers(chat, { config: this.config, logger: this.logger, db: this.db, memory: this.services.memory });
-    this.stack.add('workers', () => workers.dispose((name, err) => this.logger.error({ err, resource: name }, 'error while stopping')));
-    const exportWorker = await startUserExportWorker(chat.queueEnv, this.services.userData);
-    this.stack.add('export worker', () => exportWorker.close());
-    await this.services.mcp.start();
-    this.logger.info('workers started');
+    this.stack.add('workers', () => workers.stack.dispose((name, err) => this.logger.error({ err, resource: name }, 'error while stopping')));
+    const exportWorker = startUserExportWorker(sharedConnectionEnv(chat.queueEnv), this.services.userData);
+    exportWorker.catch(() => undefined); // awaited below
+    const background = Promise.allSettled([workers.background, exportWorker]).then(async ([bg, exports]) => {
+      if (exports.status === 'fulfilled') this.stack.add('export worker', () => exports.value.close());
+      if (bg.status === 'rejected') throw bg.reason;
+      if (exports.status === 'rejected') throw exports.reason;
+      this.logger.info('workers started');
+    });
+    try {
+      await this.services.mcp.start();
+    } catch (err) {
+      await background.catch(() => undefined);
+      throw err;
+    }
+    return { background };
   }
 
   /**
@@ -470,15 +490,31 @@ export class App {
     );
   }
 
-  /** Starts what the role runs: the API, the workers and/or the channels (`muninn serve --role`). */
+  /**
+   * Starts what the role runs: the API, the workers and/or the channels (`muninn serve --role`). /readyz says
+   * ready once a turn can be taken (API, turn and model-call workers, channels); the background workers
+   * may still be connecting then, and this resolves once they run too.
+   */
   async run(role: Role): Promise<void> {
     const plan = ROLES[role];
     this.starting = true;
+    this.services.memory.prepareSearch(this.systemCtx('memory'));
     if (plan.api) await this.listen();
     else await this.listenOps();
-    if (plan.workers) await this.startWorkers();
-    if (plan.channels) await this.startChannels(role);
+    let background: Promise<void> = Promise.resolve();
+    try {
+      if (plan.workers) ({ background } = await this.startTurnWorkers());
+      if (plan.channels) await this.startChannels(role);
+    } catch (err) {
+      await background.catch(() => undefined);
+      throw err;
+    }
+    background.catch(() => undefined); // awaited below, after /readyz says ready
     this.starting = false;
+    // Node's process metrics load a module tree of their own: shortly after ready, not in the way of the
+    // first requests (a scrape before that starts them at once).
+    if (this.config.metrics.enabled) setTimeout(() => this.metrics.collectProcessMetrics(), PROCESS_METRICS_AFTER_MS).unref();
+    await background;
   }
 
   private requireChat(what: string): ChatServices {
@@ -526,6 +562,9 @@ export class App {
     this.logger.flush?.();
   }
 }
+
+/** How long after /readyz says ready Node's process metrics start. */
+const PROCESS_METRICS_AFTER_MS = 1000;
 
 /**
  * The managed Redis started (when no `redis.url` is set) and this process's main connection ready; on a

@@ -16,8 +16,15 @@ const caller = () =>
     .slice(0, 4)
     .map((l) => l.trim().replace(/^at /, '').replace(/\(.*\/(server|jobs)\//, '($1/'))
     .join(' < ');
+// The folded text of each statement, computed once: the counting should cost the server next to nothing.
+const folded = new Map();
+const fold = (sql) => {
+  let text = folded.get(sql);
+  if (text === undefined) folded.set(sql, (text = String(sql).replace(/\s+/g, ' ').replace(/\d+/g, 'N').slice(0, stacks ? 60 : 240)));
+  return text;
+};
 const count = (sql) => {
-  const key = String(sql).replace(/\s+/g, ' ').replace(/\d+/g, 'N').slice(0, stacks ? 60 : 240) + (stacks ? ` @ ${caller()}` : '');
+  const key = fold(sql) + (stacks ? ` @ ${caller()}` : '');
   counts.set(key, (counts.get(key) ?? 0) + 1);
 };
 const probe = new Database(':memory:');

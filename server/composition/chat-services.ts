@@ -269,8 +269,8 @@ export async function buildChatServices(deps: ChatDeps): Promise<ChatServices> {
     sources: deps.mcp ? [deps.mcp.hub] : [],
   });
   // Embeddings are charged to the user they are made for, with a usage row of their own.
-  deps.memory?.useEmbeddings(router, async (ctx, provider, model, texts) => {
-    const { usage: used, costUsd } = await models.chargeEmbeddings(ctx, provider, model, texts);
+  deps.memory?.useEmbeddings(router, async (ctx, provider, model, texts, reportedTokens) => {
+    const { usage: used, costUsd } = await models.chargeEmbeddings(ctx, provider, model, texts, reportedTokens);
     await usage.record(ctx, { userId: ctx.userId, sessionId: null, messageId: null, provider, model, role: 'embeddings', usage: used, costUsd });
   });
   const summaryQueue = summaryJobs(queueEnv);

@@ -17,6 +17,7 @@ import { startSkillSyncWorker } from '../../jobs/skills';
 import { startIngestWorker } from '../../jobs/ingest';
 import { startVoiceWorkers } from '../../jobs/voice';
 import { startMemoryReindexWorker } from '../../jobs/memory';
+import { sharedConnectionEnv } from '../../jobs/bull';
 import type { ChatServices } from './chat-services';
 import type { MemoryLayer } from './memory-layer';
 
@@ -34,12 +35,25 @@ export interface WorkerDeps {
   memory?: MemoryLayer;
 }
 
+/** The workers of a process: those a turn needs are running; the rest start in the background. */
+export interface ChatWorkers {
+  /** Stops them all (turns first, so running turns stay pending for the next start). */
+  stack: DisposableStack;
+  /**
+   * Resolves once the background workers run too (summarizer, maintenance, heartbeat, voice, skill sync,
+   * memory re-index, ingest; and whatever `later` adds). Rejects when one of them failed to start; what did
+   * start is on `stack` all the same.
+   */
+  background: Promise<void>;
+}
+
 /**
- * Runs the queue workers of this process (roles `all` and `worker`): turns, model calls, deliveries,
- * summarizer, maintenance, heartbeat (after syncing heartbeats.default.json); then answers what a dead predecessor left pending. Returns the stack that
- * stops them (turns first, so running turns stay pending for the next start).
+ * Runs the queue workers of this process (roles `all` and `worker`). Resolves once a turn can be taken:
+ * the turn and model-call workers run, heartbeats.default.json and the skills folder are synced, and what
+ * a dead predecessor left pending is answered. The background workers start meanwhile (`background`): no
+ * turn waits for them, and their jobs wait in Redis until they run.
  */
-export async function startChatWorkers(chat: ChatServices, deps: WorkerDeps): Promise<DisposableStack> {
+export async function startChatWorkers(chat: ChatServices, deps: WorkerDeps): Promise<ChatWorkers> {
   const { config, logger } = deps;
   const env = chat.queueEnv;
   const stack = new DisposableStack();
@@ -56,36 +70,19 @@ export async function startChatWorkers(chat: ChatServices, deps: WorkerDeps): Pr
     await stopAborts();
   });
   stack.add('model workers', await chat.modelQueues.startWorkers(chat.models));
-  // The other workers do not depend on each other: they connect at the same time (each waits for its own
-  // Redis connections) instead of one after the other, and go on the stack in this order all the same.
-  const closer = (name: string, close: () => Promise<void>) => ({ name, close });
-  const started = await Promise.allSettled([
-    startMaintenanceWorker(env, chat.housekeeping).then((w) => closer('maintenance worker', () => w.close())),
-    // A summary under way is handed back (its model call may wait out the background grace): the job is
-    // retried by the next worker, and the waiting exchanges stay listed until a summary of them is stored.
-    startSummarizerWorker(env, chat.summarizer, SUMMARIZER_CONCURRENCY).then((w) => closer('summarizer worker', () => (w.cancelAllJobs('shutdown'), w.close()))),
-    chat.beats
-      .syncAtStart(Ctx.system(logger, 'beats'))
-      .then(() => startHeartbeatWorker(env, chat.beats.runner, config.beats.concurrency))
-      .then((w) => closer('heartbeat worker', () => w.close())),
-    startVoiceWorkers(env, chat.voice.notes, chat.voice.replies, config.voice.concurrency).then((w) => closer('voice workers', () => w.close())),
-    startSkillSyncWorker(env, chat.skills.sync).then((w) => closer('skill sync worker', () => w.close())),
-    deps.memory ? startMemoryReindexWorker(env, deps.memory.indexer).then((w) => closer('memory re-index worker', () => w.close())) : null,
-    chat.documents ? startIngestWorker(env, chat.documents.ingest, config.documents.ingest_concurrency).then((w) => closer('ingest worker', () => w.close())) : null,
-  ]);
-  for (const result of started) {
-    if (result.status === 'fulfilled' && result.value) stack.add(result.value.name, result.value.close);
+  // Stopped after the running turns had their time, like the turn path's own workers.
+  const background = new DisposableStack();
+  stack.add('background workers', () => background.dispose((name, err) => logger.error({ err, resource: name }, 'error while stopping')));
+  try {
+    // Start-up syncs (the /readyz contract: beats and skills are there once ready).
+    await chat.beats.syncAtStart(Ctx.system(logger, 'beats'));
+    await chat.skills.startWatching(Ctx.system(logger, 'skills'));
+    stack.add('skills watcher', () => chat.skills.stopWatching());
+    await chat.turns.recoverPending(logger);
+  } catch (err) {
+    await stack.dispose((name, e) => logger.error({ err: e, resource: name }, 'error while stopping'));
+    throw err;
   }
-  const failed = started.find((r): r is PromiseRejectedResult => r.status === 'rejected');
-  if (failed) {
-    // What did start (the turn and model workers too) stops again before the error goes up.
-    await stack.dispose((name, err) => logger.error({ err, resource: name }, 'error while stopping'));
-    throw failed.reason;
-  }
-  await chat.skills.startWatching(Ctx.system(logger, 'skills'));
-  stack.add('skills watcher', () => chat.skills.stopWatching());
-  await chat.maintenance.schedule();
-  await chat.turns.recoverPending(logger);
   // From here on, a message stored in this process is answered here at once while a slot is free; the
   // sweep looks again at sessions whose messages wait too long (their process died mid-turn).
   direct?.attach(chat.turnRunner, config.queues.turn_concurrency);
@@ -95,7 +92,35 @@ export async function startChatWorkers(chat: ChatServices, deps: WorkerDeps): Pr
   void deps.memory?.startBackground(Ctx.system(logger, 'memory'));
   // Registered last, so it runs first on shutdown, while the model-call workers still serve the turns.
   stack.add('running turns', () => finishRunningTurns(turnWorker, chat, config.shutdown_timeout_ms, logger));
-  return stack;
+  return { stack, background: startBackgroundWorkers(chat, deps, background) };
+}
+
+/**
+ * The workers no turn waits for. They do not depend on each other: they connect at the same time, and their
+ * regular commands share the producers' connection (each still has its own blocking connection), which
+ * saves a connection, its handshake and its copy of BullMQ's scripts per worker.
+ */
+async function startBackgroundWorkers(chat: ChatServices, deps: WorkerDeps, stack: DisposableStack): Promise<void> {
+  const { config } = deps;
+  const env = sharedConnectionEnv(chat.queueEnv);
+  const closer = (name: string, close: () => Promise<void>) => ({ name, close });
+  const started = await Promise.allSettled([
+    startMaintenanceWorker(env, chat.housekeeping).then((w) => closer('maintenance worker', () => w.close())),
+    // A summary under way is handed back (its model call may wait out the background grace): the job is
+    // retried by the next worker, and the waiting exchanges stay listed until a summary of them is stored.
+    startSummarizerWorker(env, chat.summarizer, SUMMARIZER_CONCURRENCY).then((w) => closer('summarizer worker', () => (w.cancelAllJobs('shutdown'), w.close()))),
+    startHeartbeatWorker(env, chat.beats.runner, config.beats.concurrency).then((w) => closer('heartbeat worker', () => w.close())),
+    startVoiceWorkers(env, chat.voice.notes, chat.voice.replies, config.voice.concurrency).then((w) => closer('voice workers', () => w.close())),
+    startSkillSyncWorker(env, chat.skills.sync).then((w) => closer('skill sync worker', () => w.close())),
+    deps.memory ? startMemoryReindexWorker(env, deps.memory.indexer).then((w) => closer('memory re-index worker', () => w.close())) : null,
+    chat.documents ? startIngestWorker(env, chat.documents.ingest, config.documents.ingest_concurrency).then((w) => closer('ingest worker', () => w.close())) : null,
+    chat.maintenance.schedule().then(() => null),
+  ]);
+  for (const result of started) {
+    if (result.status === 'fulfilled' && result.value) stack.add(result.value.name, result.value.close);
+  }
+  const failed = started.find((r): r is PromiseRejectedResult => r.status === 'rejected');
+  if (failed) throw failed.reason;
 }
 
 /**

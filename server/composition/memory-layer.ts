@@ -39,16 +39,20 @@ export function routerEmbeddings(router: ModelRouter, charge?: EmbeddingCharge):
   return {
     model: `${provider.name}/${model}`,
     embed: async (texts, signal, ctx) => {
-      const vectors = await provider.embed(texts, { model, signal });
+      let reported: number | null = null;
+      const vectors = await provider.embed(texts, { model, signal, onUsage: (tokens) => (reported = tokens) });
       // The vectors are good either way: a failed charge is logged, it does not cost the user their search.
-      if (charge && ctx) await charge(ctx, provider.name, model, texts).catch((err: Error) => ctx.logger.warn({ err: err.message }, 'could not record an embeddings call'));
+      if (charge && ctx) await charge(ctx, provider.name, model, texts, reported).catch((err: Error) => ctx.logger.warn({ err: err.message }, 'could not record an embeddings call'));
       return vectors;
     },
   };
 }
 
-/** Records (and charges to the user's budget) an embeddings call that succeeded. */
-export type EmbeddingCharge = (ctx: Ctx, provider: string, model: string, texts: string[]) => Promise<void>;
+/**
+ * Records (and charges to the user's budget) an embeddings call that succeeded; `reportedTokens` is the
+ * input the server reported for it (null: estimated from the texts).
+ */
+export type EmbeddingCharge = (ctx: Ctx, provider: string, model: string, texts: string[], reportedTokens: number | null) => Promise<void>;
 
 /**
  * Long-term memory of one process (DESIGN §5): the search index (`memory.vector_store`), the embedder, the
@@ -109,6 +113,15 @@ export class MemoryLayer {
 
   registerCommands(commands: SlashCommandService): void {
     registerMemoryCommands(commands, { memories: this.service });
+  }
+
+  /**
+   * Opens the search index now (on SQLite: its search thread starts and loads the vector codes, off the
+   * event loop), so a search soon after start-up finds it ready. Called as a serving process starts, before
+   * it listens; nothing waits for it (a search that comes first waits for what it needs).
+   */
+  prepareSearch(ctx: Ctx): void {
+    this.store.init?.(ctx).catch((err: Error) => this.deps.logger.warn({ err: err.message, module: 'memory' }, 'memory search index did not open at start — the first search opens it'));
   }
 
   /**

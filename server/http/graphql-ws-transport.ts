@@ -2,6 +2,7 @@ import type { IncomingMessage } from 'node:http';
 import { CloseCode, handleProtocols, makeServer, MessageType, type ServerOptions } from 'graphql-ws';
 import type { WebSocket, WebSocketServer } from 'ws';
 import type { Logger } from '../common/logger';
+import { WsTickSender } from './ws-tick-sender';
 
 /** Messages a graphql-transport-ws client may send; the others (connection_ack, next, error) are the server's. */
 const CLIENT_MESSAGES = new Set<string>([MessageType.ConnectionInit, MessageType.Ping, MessageType.Pong, MessageType.Subscribe, MessageType.Complete]);
@@ -24,6 +25,7 @@ export function serveGraphQLWs(
   keepAliveMs = 12_000,
 ): { dispose(): Promise<void> } {
   const server = makeServer(options);
+  const sender = new WsTickSender();
   wss.options.handleProtocols = handleProtocols;
   wss.on('error', (err) => logger.error({ err }, 'WebSocket server error'));
   wss.on('connection', (socket, request) => {
@@ -44,11 +46,7 @@ export function serveGraphQLWs(
     const closed = server.opened(
       {
         protocol: socket.protocol,
-        send: (data) =>
-          new Promise<void>((resolve, reject) => {
-            if (socket.readyState !== socket.OPEN) return resolve();
-            socket.send(data, (err) => (err ? reject(err) : resolve()));
-          }),
+        send: (data) => sender.send(socket, data),
         close: (code, reason) => socket.close(code, reason),
         onMessage: (cb) =>
           socket.on('message', async (data) => {

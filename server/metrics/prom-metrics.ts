@@ -1,6 +1,17 @@
-import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
+import type * as Prom from 'prom-client';
 import { COUNTERS, GAUGES, HISTOGRAMS, type CounterName, type GaugeName, type HistogramName, type MetricLabels, type Metrics } from '../common/metrics';
 import type { QueueInspector } from '../modules/queues';
+
+// prom-client's classes come from their own files: its index also loads the default metrics and, through
+// them, @opentelemetry/api (about 80 modules), which start-up does not need; they load with
+// collectProcessMetrics. prom-client has no exports map, so these paths are its own.
+/* eslint-disable @typescript-eslint/no-require-imports */
+const Registry = require('prom-client/lib/registry') as typeof Prom.Registry;
+const Counter = require('prom-client/lib/counter') as typeof Prom.Counter;
+const Gauge = require('prom-client/lib/gauge') as typeof Prom.Gauge;
+const Histogram = require('prom-client/lib/histogram') as typeof Prom.Histogram;
+const loadDefaultMetrics = () => require('prom-client/lib/defaultMetrics') as typeof Prom.collectDefaultMetrics;
+/* eslint-enable @typescript-eslint/no-require-imports */
 
 /**
  * The Prometheus adapter of the `Metrics` port: one registry per process with the catalogue's counters,
@@ -8,13 +19,13 @@ import type { QueueInspector } from '../modules/queues';
  */
 export class PromMetrics implements Metrics {
   readonly registry = new Registry();
-  private readonly counters = new Map<CounterName, Counter>();
-  private readonly histograms = new Map<HistogramName, Histogram>();
-  private readonly gauges = new Map<GaugeName, Gauge>();
+  private readonly counters = new Map<CounterName, Prom.Counter>();
+  private readonly histograms = new Map<HistogramName, Prom.Histogram>();
+  private readonly gauges = new Map<GaugeName, Prom.Gauge>();
   private queues: QueueInspector | null = null;
+  private processMetrics = false;
 
   constructor() {
-    collectDefaultMetrics({ register: this.registry, prefix: 'muninn_' });
     for (const [name, def] of Object.entries(COUNTERS)) {
       this.counters.set(name as CounterName, new Counter({ name, help: def.help, labelNames: [...def.labels], registers: [this.registry] }));
     }
@@ -43,6 +54,16 @@ export class PromMetrics implements Metrics {
     });
   }
 
+  /**
+   * Starts Node's process metrics (CPU, memory, event-loop lag, GC, …): the server calls it once it is
+   * ready, and a scrape before that starts them too.
+   */
+  collectProcessMetrics(): void {
+    if (this.processMetrics) return;
+    this.processMetrics = true;
+    loadDefaultMetrics()({ register: this.registry, prefix: 'muninn_' });
+  }
+
   /** Where queue depths come from (processes connected to Redis). */
   useQueues(inspector: QueueInspector): void {
     this.queues = inspector;
@@ -62,6 +83,7 @@ export class PromMetrics implements Metrics {
 
   /** The text exposition format for a scrape. */
   async render(): Promise<{ contentType: string; body: string }> {
+    this.collectProcessMetrics();
     return { contentType: this.registry.contentType, body: await this.registry.metrics() };
   }
 }

@@ -1,5 +1,6 @@
 import { Redis, type RedisOptions } from 'ioredis';
 import type { Logger } from '../common/logger';
+import { corkWritesPerTick } from './tick-corked-writes';
 
 /** Hides the password of a redis:// URL for messages. */
 export function safeRedisUrl(url: string): string {
@@ -36,6 +37,7 @@ export class RedisConnections {
     client.on('ready', () => {
       lastError = '';
     });
+    corkWritesPerTick(client);
     this.clients.push({ name, client });
     return client;
   }

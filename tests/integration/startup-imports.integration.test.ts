@@ -4,7 +4,8 @@
  * Baileys, LanceDB, the tokenizer tables, the OpenAI SDK, Telegram, PostgreSQL, document parsers, tar for
  * backups and exports, the rate limiter back-ends other than Redis) are required where they are first
  * used, so start-up and idle memory do not pay for them. A static import of
- * one of them in a module on the start-up path makes this fail.
+ * one of them in a module on the start-up path makes this fail. Node's process metrics (prom-client's index and
+ * @opentelemetry/api) are not loaded either: they start once the server is ready.
  */
 import { execFileSync } from 'node:child_process';
 import path from 'node:path';
@@ -29,6 +30,9 @@ const NOT_AT_START = [
   'tar',
   // The index of every back-end; the Redis limiter is required by its own path (server/common/redis-rate-limiter.ts).
   'rate-limiter-flexible/index.js',
+  // prom-client's default metrics (and its index, which loads them) start after ready (PromMetrics.collectProcessMetrics).
+  '@opentelemetry/api',
+  'prom-client/index.js',
 ];
 
 it('requiring the CLI, the app and the composition root loads none of the packages used on demand', () => {

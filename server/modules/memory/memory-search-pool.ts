@@ -1,6 +1,7 @@
 import os from 'node:os';
 import { Worker } from 'node:worker_threads';
 import type { Logger } from '../../common/logger';
+import type { ResolvedRankingOptions } from './hybrid-ranking';
 import type { MemoryStoreHit } from './memory-store';
 import type { SearchWorkerInit, SearchWorkerReply, SearchWorkerRequest } from './memory-search-worker';
 import type { SearchRequest } from './sql-memory-search';
@@ -103,12 +104,12 @@ export class MemorySearchPool {
   }
 
   /**
-   * Starts a thread and has it load every owner's vector codes, so the first search after start-up finds
-   * them loaded (on the thread: neither start-up nor the event loop waits for it).
+   * Starts a thread and has it load every owner's vector codes and search once for practice, so the first
+   * search after start-up finds them loaded and the thread warm (neither start-up nor the event loop waits).
    */
-  warm(dims: number, generation: number): void {
+  warm(dims: number, generation: number, ranking: ResolvedRankingOptions): void {
     if (!this.usable) return;
-    this.pick().post({ kind: 'warm', dims, generation });
+    this.pick().post({ kind: 'warm', dims, generation, ranking });
   }
 
   /** Committed vector writes of this process, for the codes the threads have loaded. */

@@ -115,7 +115,7 @@ export class SqlMemoryStore implements MemoryStore {
     if (this.vecLoaded) await this.vec.open(ctx);
     await this.startSearchThreads(ctx);
     // The first search after start-up should not wait for the vector codes to load (seconds at 100k).
-    if (this.pool && this.vec instanceof SqliteVectorTables && this.vec.dims !== null) this.pool.warm(this.vec.dims, this.vec.generation);
+    if (this.pool && this.vec instanceof SqliteVectorTables && this.vec.dims !== null) this.pool.warm(this.vec.dims, this.vec.generation, this.ranking);
   }
 
   /** Searches go to threads of their own when the database is a file that readers can share (WAL). */

@@ -131,12 +131,15 @@ export class ModelCallService implements ModelCaller {
   }
 
   /**
-   * Prices an embeddings call that ran on `provider`/`model` (tokens estimated from the texts) and
-   * charges it to the acting user's budget. Embeddings are not refused over budget: without them memory
-   * search only falls back to keywords, for everyone.
+   * Prices an embeddings call that ran on `provider`/`model` and charges it to the acting user's budget:
+   * the input tokens the server reported, else estimated from the texts (which loads the tokenizer's
+   * tables, ≈ 0.4 s, on a process's first count: with a report, an API process's first search does not).
+   * Embeddings are not refused over budget: without them memory search only falls back to keywords, for everyone.
    */
-  async chargeEmbeddings(ctx: Ctx, provider: string, model: string, texts: string[]): Promise<{ usage: Usage; costUsd: number | null }> {
-    const usage: Usage = { inputTokens: texts.reduce((n, t) => n + estimateTokens(t), 0), outputTokens: 0, cacheReadTokens: 0, cacheWriteTokens: 0, estimated: true };
+  async chargeEmbeddings(ctx: Ctx, provider: string, model: string, texts: string[], reportedTokens: number | null = null): Promise<{ usage: Usage; costUsd: number | null }> {
+    const estimated = reportedTokens === null;
+    const inputTokens = estimated ? texts.reduce((n, t) => n + estimateTokens(t), 0) : reportedTokens;
+    const usage: Usage = { inputTokens, outputTokens: 0, cacheReadTokens: 0, cacheWriteTokens: 0, estimated };
     const costUsd = await (this.deps.budgets ?? NO_BUDGETS).settle(ctx, { userId: ctx.userId, sessionId: null, hold: null }, { text: '', toolCalls: [], finishReason: 'stop', usage, model, provider });
     return { usage, costUsd };
   }

@@ -103,6 +103,8 @@ export interface EmbedOptions {
   /** Embedding model; defaults to the provider's model. */
   model?: string;
   signal?: AbortSignal;
+  /** Told the input tokens the server reported for the call (OpenAI's `usage.prompt_tokens`), when it did. */
+  onUsage?: (inputTokens: number) => void;
 }
 
 /**

@@ -191,6 +191,13 @@ describe('OpenAICompatibleModelProvider against the fake server', () => {
     await expect(provider.embed([])).resolves.toEqual([]);
   });
 
+  it('tells the input tokens the server reported for an embeddings call', async () => {
+    const told: number[] = [];
+    await make().embed(['alpha', 'beta'], { onUsage: (tokens) => told.push(tokens) });
+    // The fake reports ceil(length of the JSON input / 4): '["alpha","beta"]' is 16 characters.
+    expect(told).toEqual([4]);
+  });
+
   it('decodes base64 embeddings from a server that ignores encoding_format', async () => {
     const floats = await make().embed(['alpha', 'beta']);
     fake.enqueueEmbeddings({ encoding: 'base64' });

@@ -270,7 +270,10 @@ export class OpenAICompatibleModelProvider implements ModelProvider {
         { model, input: texts, encoding_format: 'float' },
         { signal },
       );
-      return parseEmbeddings(json, texts.length);
+      const vectors = parseEmbeddings(json, texts.length);
+      const reported = (json as { usage?: { prompt_tokens?: unknown } } | null)?.usage?.prompt_tokens;
+      if (opts.onUsage && typeof reported === 'number' && Number.isFinite(reported) && reported >= 0) opts.onUsage(reported);
+      return vectors;
     });
   }
 
