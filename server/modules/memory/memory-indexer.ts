@@ -100,6 +100,22 @@ export class MemoryIndexer implements MemoryIndexHook {
    * memory is gone, then gives items without a vector one (when an embedder works). Returns the counts.
    */
   async reconcile(ctx: Ctx, signal?: AbortSignal): Promise<{ indexed: number; removed: number; embedded: number }> {
+    const { stale, gone } = this.store.differences ? await this.store.differences(ctx, signal) : await this.compareEntries(ctx, signal);
+    if (signal?.aborted) return { indexed: 0, removed: 0, embedded: 0 };
+    for (let i = 0; i < stale.length && !signal?.aborted; i += BATCH) {
+      const batch = await this.db.repo(ctx, Memory).findBy({ id: In(stale.slice(i, i + BATCH)) });
+      await this.store.upsert(ctx, batch.map(memoryToItem).filter((x): x is MemoryStoreItem => x !== null));
+    }
+    if (gone.length) await this.store.delete(ctx, gone);
+    const embedded = (await this.store.syncVectors?.(ctx, signal)) ?? 0;
+    if (stale.length || gone.length || embedded) {
+      this.logger.info({ store: this.store.name, indexed: stale.length, removed: gone.length, embedded }, 'memory index reconciled');
+    }
+    return { indexed: stale.length, removed: gone.length, embedded };
+  }
+
+  /** The differences of a store that cannot compare itself: every entry read, then the table in pages. */
+  private async compareEntries(ctx: Ctx, signal?: AbortSignal): Promise<{ stale: string[]; gone: string[] }> {
     // The index first, then the table: an entry is `gone` only when its memory was deleted after the index
     // was read, never because it was written after the table was read.
     const indexed = await this.store.entries(ctx);
@@ -121,18 +137,8 @@ export class MemoryIndexer implements MemoryIndexHook {
       after = rows[rows.length - 1]!.id;
       await nextMacrotask();
     }
-    if (signal?.aborted) return { indexed: 0, removed: 0, embedded: 0 };
     // Document chunks are kept in step by the documents module.
     const gone = [...indexed.keys()].filter((id) => !live.has(id) && !id.startsWith(DOCUMENT_ITEM_PREFIX));
-    for (let i = 0; i < stale.length && !signal?.aborted; i += BATCH) {
-      const batch = await this.db.repo(ctx, Memory).findBy({ id: In(stale.slice(i, i + BATCH)) });
-      await this.store.upsert(ctx, batch.map(memoryToItem).filter((x): x is MemoryStoreItem => x !== null));
-    }
-    if (gone.length) await this.store.delete(ctx, gone);
-    const embedded = (await this.store.syncVectors?.(ctx, signal)) ?? 0;
-    if (stale.length || gone.length || embedded) {
-      this.logger.info({ store: this.store.name, indexed: stale.length, removed: gone.length, embedded }, 'memory index reconciled');
-    }
-    return { indexed: stale.length, removed: gone.length, embedded };
+    return { stale, gone };
   }
 }

@@ -3,7 +3,8 @@ import { Worker } from 'node:worker_threads';
 import type { Logger } from '../../common/logger';
 import type { ResolvedRankingOptions } from './hybrid-ranking';
 import type { MemoryStoreHit } from './memory-store';
-import type { SearchWorkerInit, SearchWorkerReply, SearchWorkerRequest } from './memory-search-worker';
+import type { SearchWorkerHit, SearchWorkerInit, SearchWorkerReply, SearchWorkerRequest } from './memory-search-worker';
+import type { IndexDifferences } from './sql-index-differences';
 import type { SearchRequest } from './sql-memory-search';
 import type { VectorWrite } from './sqlite-vector-tables';
 import { startSourceWorker } from '../../common/source-worker';
@@ -37,31 +38,44 @@ const FAILED_STARTS = 3;
 
 class SearchThread {
   readonly worker: Worker;
-  readonly pending = new Map<number, { resolve: (hits: MemoryStoreHit[]) => void; reject: (err: Error) => void }>();
+  readonly pending = new Map<number, { resolve: (answer: SearchWorkerHit[] | IndexDifferences) => void; reject: (err: Error) => void }>();
   alive = true;
   /** It answered at least once (a thread that never does counts as a failed start). */
   answered = false;
+  /** Called when its warm-up's first step is done, or the thread ended. */
+  onWarmed: (() => void) | null = null;
 
   constructor(init: SearchWorkerInit, onEnd: (thread: SearchThread, err: Error) => void) {
     this.worker = startThread(init);
     this.worker.unref();
     this.worker.on('message', (reply: SearchWorkerReply) => {
+      if ('warmed' in reply) {
+        this.answered = true;
+        return this.warmDone();
+      }
       const waiting = this.pending.get(reply.id);
       if (!waiting) return;
       this.pending.delete(reply.id);
       this.answered = true;
       if ('error' in reply) waiting.reject(new Error(reply.error));
-      else waiting.resolve(reply.hits.map((h) => ({ id: h.id, owner: h.owner, type: h.type, content: h.content, importance: h.importance, updatedAt: new Date(h.updatedAt), score: h.score, keywordScore: h.keywordScore, vectorScore: h.vectorScore })));
+      else waiting.resolve('hits' in reply ? reply.hits : reply.differences);
     });
     const end = (err: Error) => {
       if (!this.alive) return;
       this.alive = false;
+      this.warmDone();
       for (const waiting of this.pending.values()) waiting.reject(err);
       this.pending.clear();
       onEnd(this, err);
     };
     this.worker.on('error', (err) => end(new SearchThreadUnavailable(`memory search thread failed: ${err.message}`)));
     this.worker.on('exit', (code) => end(new SearchThreadUnavailable(`memory search thread exited (code ${code})`)));
+  }
+
+  private warmDone(): void {
+    const done = this.onWarmed;
+    this.onWarmed = null;
+    done?.();
   }
 
   post(message: SearchWorkerRequest): void {
@@ -93,23 +107,40 @@ export class MemorySearchPool {
   }
 
   /** Runs the search on the least busy thread (starting one when fewer than `size` run). */
-  search(request: SearchRequest, dims: number | null, generation: number): Promise<MemoryStoreHit[]> {
+  async search(request: SearchRequest, dims: number | null, generation: number): Promise<MemoryStoreHit[]> {
+    const hits = (await this.ask((id) => ({ kind: 'search', id, request, dims, generation }))) as SearchWorkerHit[];
+    return hits.map((h) => ({ id: h.id, owner: h.owner, type: h.type, content: h.content, importance: h.importance, updatedAt: new Date(h.updatedAt), score: h.score, keywordScore: h.keywordScore, vectorScore: h.vectorScore }));
+  }
+
+  /** The memories table against the index, compared on a search thread between its searches (sql-index-differences.ts). */
+  async differences(): Promise<IndexDifferences> {
+    return (await this.ask((id) => ({ kind: 'differences', id }))) as IndexDifferences;
+  }
+
+  private ask(message: (id: number) => SearchWorkerRequest): Promise<SearchWorkerHit[] | IndexDifferences> {
     if (!this.usable) return Promise.reject(new SearchThreadUnavailable('memory search threads are stopped'));
     const thread = this.pick();
     const id = this.nextId++;
-    return new Promise<MemoryStoreHit[]>((resolve, reject) => {
+    return new Promise((resolve, reject) => {
       thread.pending.set(id, { resolve, reject });
-      thread.post({ kind: 'search', id, request, dims, generation });
+      thread.post(message(id));
     });
   }
 
   /**
    * Starts a thread and has it load every owner's vector codes and search once for practice, so the first
-   * search after start-up finds them loaded and the thread warm (neither start-up nor the event loop waits).
+   * search after start-up finds them loaded and the thread warm (off the event loop). Resolves once the
+   * first owner is loaded and practised (the other owners load after), or the thread could not do it;
+   * never rejects.
    */
-  warm(dims: number, generation: number, ranking: ResolvedRankingOptions): void {
-    if (!this.usable) return;
-    this.pick().post({ kind: 'warm', dims, generation, ranking });
+  warm(dims: number, generation: number, ranking: ResolvedRankingOptions): Promise<void> {
+    if (!this.usable) return Promise.resolve();
+    const thread = this.pick();
+    return new Promise<void>((resolve) => {
+      const before = thread.onWarmed;
+      thread.onWarmed = () => (before?.(), resolve());
+      thread.post({ kind: 'warm', dims, generation, ranking });
+    });
   }
 
   /** Committed vector writes of this process, for the codes the threads have loaded. */

@@ -3,9 +3,10 @@ import { parentPort, workerData } from 'node:worker_threads';
 import type BetterSqlite3 from 'better-sqlite3';
 import { loadSqliteDriver } from '../../persistence/sqlite-driver';
 import * as sqliteVec from 'sqlite-vec';
-import type { MemoryStoreHit } from './memory-store';
+import { DOCUMENT_CHUNK_TYPE, GLOBAL_OWNER, type MemoryStoreHit } from './memory-store';
 import type { ResolvedRankingOptions } from './hybrid-ranking';
 import { searchIndex, type SearchRequest, type SearchSource } from './sql-memory-search';
+import { indexDifferences, type IndexDifferences } from './sql-index-differences';
 import { readCodes, readPracticeQuery, readVectorOwners, readVectors, type VectorWrite } from './sqlite-vector-tables';
 import { VectorCodeIndex } from './vector-code-index';
 
@@ -37,22 +38,38 @@ export type SearchWorkerRequest =
     }
   | { kind: 'apply'; set: VectorWrite[]; removed: number[] }
   /**
-   * Loads every owner's codes ahead of the searches (sent at start-up; no answer), one owner at a time
-   * between the messages that come in: a search never waits for the whole warm-up. Unless a search came
-   * first, the first owner loaded is also searched once for practice (see `practise`).
+   * Loads every owner's codes ahead of the searches (sent at start-up), one owner at a time between the
+   * messages that come in: a search never waits for the whole warm-up. Unless a search came first, the
+   * first owner loaded is also searched once for practice (see `practise`). Answered with `warmed` once the
+   * first owner is loaded and practised (or there was nothing to load, or loading failed).
    */
-  | { kind: 'warm'; dims: number; generation: number; ranking: ResolvedRankingOptions };
+  | { kind: 'warm'; dims: number; generation: number; ranking: ResolvedRankingOptions }
+  /**
+   * Compares the memories table with the index (MemoryIndexer.reconcile) a page at a time, each page
+   * between the messages that come in (a search waits for one page at most), off the event loop.
+   */
+  | { kind: 'differences'; id: number };
 
 /** A hit as it crosses threads: dates as epoch ms (a cloned Date belongs to the thread's realm, not the caller's). */
 export type SearchWorkerHit = Omit<MemoryStoreHit, 'updatedAt'> & { updatedAt: number };
 
-/** Search thread → app thread: the answer to search `id`. */
-export type SearchWorkerReply = { id: number; hits: SearchWorkerHit[] } | { id: number; error: string };
+/** Search thread → app thread: the answer to search `id`, or the end of the warm-up's first step. */
+export type SearchWorkerReply =
+  | { id: number; hits: SearchWorkerHit[] }
+  | { id: number; differences: IndexDifferences }
+  | { id: number; error: string }
+  | { warmed: true };
 
 /** Prepared statements kept (the SQL text varies with the length of IN lists). */
 const STATEMENTS = 200;
-/** Nice value of a search thread (Linux): below the event loop's 0, above background work. */
+/**
+ * Nice value of a search thread (Linux) once warm: below the event loop's 0, above background work. The
+ * warm-up runs at the process's own priority: start-up (and /readyz) waits for it, and a niced thread on a
+ * busy machine took seconds for what takes 0.1 s.
+ */
 const SEARCH_NICE = 5;
+/** Memories per statement of an index comparison: a few ms each, which a search that comes in waits for at most. */
+const DIFFERENCES_PAGE = 500;
 /** Most page cache of a search connection, KiB. */
 const CACHE_KIB = 65536;
 /** Count results kept. */
@@ -68,14 +85,25 @@ const STICKY_MS = 60_000;
 function run(init: SearchWorkerInit, port: NonNullable<typeof parentPort>): void {
   // On Linux a nice value belongs to one thread (pid 0 = the calling thread): when the CPU is short, the
   // event loop serving turns and requests goes first and searches wait. Elsewhere it would apply to the
-  // whole process, so it is left alone.
-  if (process.platform === 'linux') {
+  // whole process, so it is left alone. Set once the warm-up's first step is done (or none comes).
+  let niced = false;
+  const nice = () => {
+    if (niced || process.platform !== 'linux') return;
+    niced = true;
     try {
       os.setPriority(SEARCH_NICE);
     } catch {
       /* not permitted: searches share the CPU evenly */
     }
-  }
+  };
+  // The first owner loaded and practised (or nothing to warm): the app's start-up goes on.
+  let warmedSent = false;
+  const warmed = () => {
+    nice();
+    if (warmedSent) return;
+    warmedSent = true;
+    port.postMessage({ warmed: true } satisfies SearchWorkerReply);
+  };
   const Database = loadSqliteDriver();
   const db = new Database(init.file, { readonly: true, fileMustExist: true });
   db.pragma(`busy_timeout = ${init.busyTimeoutMs}`);
@@ -144,14 +172,18 @@ function run(init: SearchWorkerInit, port: NonNullable<typeof parentPort>): void
 
   // A search on a fresh thread runs its code unoptimized and reads every page through SQLite for the first
   // time: 100k × 768, 60–130 ms against 20–40 once warm. One search for practice at start-up (an owner's
-  // newest entry as the query, the hits thrown away) takes that cost before a caller's search comes.
+  // entry as the query, the hits thrown away) takes that cost before a caller's search comes. It asks as a
+  // memory search of that user (or group) does, their items and everyone's without document passages, so
+  // the count of what they see (tens of ms at 100k) is kept for their first search.
   let practised = false;
   const practise = async (owner: string, ranking: ResolvedRankingOptions): Promise<void> => {
     if (practised) return;
     practised = true;
     const sample = await readPracticeQuery(query, owner);
     if (!sample) return;
-    await searchIndex(source, { query: sample.text, options: { owners: [owner], limit: 10 }, queryVector: sample.vector, model: sample.model, ranking });
+    const owners = owner === GLOBAL_OWNER ? [owner] : [owner, GLOBAL_OWNER];
+    const options = { owners, limit: 10, excludeTypes: [DOCUMENT_CHUNK_TYPE] };
+    await searchIndex(source, { query: sample.text, options, queryVector: sample.vector, model: sample.model, ranking });
   };
 
   let queue = Promise.resolve();
@@ -162,7 +194,7 @@ function run(init: SearchWorkerInit, port: NonNullable<typeof parentPort>): void
   let warmRanking: ResolvedRankingOptions | null = null;
   const warmStep = async (): Promise<void> => {
     const owner = warming.shift();
-    if (owner === undefined || !codes) return;
+    if (owner === undefined || !codes) return warmed();
     try {
       checkVersion();
       db.exec('BEGIN');
@@ -175,14 +207,30 @@ function run(init: SearchWorkerInit, port: NonNullable<typeof parentPort>): void
       }
     } catch {
       warming = []; // the searches load what they need (and report what fails)
-      return;
+      return warmed();
     }
+    warmed();
     if (warming.length) nextWarmStep();
   };
   // Two hops through the event loop's check phase take it through a poll phase, where messages that came in
   // during the step are received (and queued) before the next step is.
   const nextWarmStep = () => setImmediate(() => setImmediate(() => (queue = queue.then(warmStep))));
+  // Two hops, as between warm-up steps: the messages that came in during a page are handled before the next.
+  const betweenPages = () => new Promise<void>((resolve) => setImmediate(() => setImmediate(resolve)));
+  const differences = async (id: number): Promise<void> => {
+    try {
+      const found = await indexDifferences(async (sql, params) => all(sql, params), false, { between: betweenPages, page: DIFFERENCES_PAGE });
+      port.postMessage({ id, differences: found } satisfies SearchWorkerReply);
+    } catch (err) {
+      port.postMessage({ id, error: (err as Error).message || String(err) } satisfies SearchWorkerReply);
+    }
+  };
   const handle = async (message: SearchWorkerRequest): Promise<void> => {
+    if (message.kind === 'differences') {
+      // Beside the queue, not in it: each page is one statement, run between the messages.
+      void differences(message.id);
+      return;
+    }
     if (message.kind === 'apply') {
       codes?.apply({ set: message.set, removed: message.removed });
       return;
@@ -193,13 +241,15 @@ function run(init: SearchWorkerInit, port: NonNullable<typeof parentPort>): void
         warmRanking = message.ranking;
         warming = await readVectorOwners(query);
         if (warming.length) nextWarmStep();
+        else warmed();
       } catch {
-        /* the first search loads what it needs (and reports what fails) */
+        warmed(); // the first search loads what it needs (and reports what fails)
       }
       return;
     }
     try {
       practised = true;
+      if (!warming.length) nice(); // no warm-up under way: searches run niced from the first
       useCodes(message.dims, message.generation);
       checkVersion();
       db.exec('BEGIN');

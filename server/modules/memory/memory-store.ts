@@ -90,8 +90,15 @@ export interface MemoryStoreHit {
 export interface MemoryStore {
   /** `sqlite-vec`, `sql-scan` (PostgreSQL) or `lancedb`, for logs and /status. */
   readonly name: string;
+  /** Whether a search now would embed its query (vectors stored, an embedder set); known after `init`. @default false */
+  readonly embedsQueries?: boolean;
   /** Opens files and tables; safe to call twice. */
   init?(ctx: Ctx): Promise<void>;
+  /**
+   * `init`, then whatever makes the first search as fast as the next ones (a search thread started, codes
+   * loaded, a practice search); resolves when done. @default absent: `init` is all there is
+   */
+  warm?(ctx: Ctx): Promise<void>;
   /** Adds or replaces items (embedding them when an embedder works; keyword-indexed either way). */
   upsert(ctx: Ctx, items: readonly MemoryStoreItem[]): Promise<void>;
   /** Removes items by id; unknown ids are ignored. */
@@ -100,6 +107,12 @@ export interface MemoryStore {
   search(ctx: Ctx, query: string, options: MemoryStoreSearchOptions): Promise<MemoryStoreHit[]>;
   /** Every indexed id with the `updatedAt` it was indexed with (reconciliation with the memories table). */
   entries(ctx: Ctx): Promise<Map<string, number>>;
+  /**
+   * Memories whose entry is missing or out of date (`stale`) and entries whose memory is gone (`gone`,
+   * document chunks left out), compared inside the database by a store kept in the app's own database, so
+   * that only the differences reach JS. @default absent: reconciliation compares `entries` with the table
+   */
+  differences?(ctx: Ctx, signal?: AbortSignal): Promise<{ stale: string[]; gone: string[] }>;
   /**
    * Embeds items that have no vector of the current embedding model yet (indexed while the embedder was
    * down, or before a model change). Returns how many got one. @default no-op

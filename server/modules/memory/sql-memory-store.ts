@@ -11,6 +11,7 @@ import { contentHash, tokenize } from './memory-text';
 import { Params, searchIndex, toDate, type IndexRow, type SearchRequest, type SearchSource } from './sql-memory-search';
 import { SqliteVectorTables, type VectorWrite } from './sqlite-vector-tables';
 import { nextMacrotask, RECONCILE_PAGE } from './reconcile-paging';
+import { indexDifferences, type IndexDifferences } from './sql-index-differences';
 import { PgVectorTables } from './pg-vector-tables';
 
 // === SqlMemoryStore: the memory index in the app's own database
@@ -60,6 +61,8 @@ export class SqlMemoryStore implements MemoryStore {
   private readonly embedder: MemoryEmbedder | null;
   private readonly logger: Logger;
   private initializing: Promise<void> | null = null;
+  /** The search thread's warm-up (first owner's codes loaded, one practice search), from `init` on. */
+  private warming: Promise<void> = Promise.resolve();
   /** sqlite-vec is loaded (SQLite only). */
   private vecLoaded = false;
   private readonly vec: SqliteVectorTables | PgVectorTables;
@@ -115,7 +118,17 @@ export class SqlMemoryStore implements MemoryStore {
     if (this.vecLoaded) await this.vec.open(ctx);
     await this.startSearchThreads(ctx);
     // The first search after start-up should not wait for the vector codes to load (seconds at 100k).
-    if (this.pool && this.vec instanceof SqliteVectorTables && this.vec.dims !== null) this.pool.warm(this.vec.dims, this.vec.generation, this.ranking);
+    if (this.pool && this.vec instanceof SqliteVectorTables && this.vec.dims !== null) this.warming = this.pool.warm(this.vec.dims, this.vec.generation, this.ranking);
+  }
+
+  /**
+   * Opens the store, then waits for its search thread's warm-up (SQLite file with vectors: the first
+   * owner's codes loaded and one practice search run, off the event loop), so that a search that comes next
+   * is as fast as any. Never rejects for the warm-up: a thread that fails leaves the searches to report it.
+   */
+  async warm(ctx: Ctx): Promise<void> {
+    await this.init(ctx);
+    await this.warming;
   }
 
   /** Searches go to threads of their own when the database is a file that readers can share (WAL). */
@@ -236,6 +249,34 @@ export class SqlMemoryStore implements MemoryStore {
     }
   }
 
+  /**
+   * The memories table against the index, joined by the database a page at a time (sql-index-differences.ts):
+   * on a search thread when one runs (off the event loop, between searches), else on this connection (no
+   * thread is started for it: a store without vectors warms none, and a small one compares in a few ms).
+   */
+  async differences(ctx: Ctx, signal?: AbortSignal): Promise<IndexDifferences> {
+    await this.init(ctx);
+    const pool = this.pool;
+    if (pool?.usable && pool.running > 0) {
+      try {
+        // An abort (shutdown) stops waiting; the thread's answer is dropped.
+        return await new Promise<IndexDifferences>((resolve, reject) => {
+          const stop = () => resolve({ stale: [], gone: [] });
+          if (signal?.aborted) return stop();
+          signal?.addEventListener('abort', stop, { once: true });
+          pool
+            .differences()
+            .then(resolve, reject)
+            .finally(() => signal?.removeEventListener('abort', stop));
+        });
+      } catch (err) {
+        if (signal?.aborted) return { stale: [], gone: [] };
+        this.logger.warn({ err: (err as Error).message }, 'memory search thread failed — comparing the index on the main thread');
+      }
+    }
+    return indexDifferences((sql, params) => this.query(ctx, sql, params), this.pg, { signal });
+  }
+
   async syncVectors(ctx: Ctx, signal?: AbortSignal): Promise<number> {
     await this.init(ctx);
     const model = this.vectorsEnabled ? this.embedder!.model : null;
@@ -296,6 +337,10 @@ export class SqlMemoryStore implements MemoryStore {
       }
     }
     return searchIndex(this.source(ctx), request);
+  }
+
+  get embedsQueries(): boolean {
+    return this.vectorsEnabled && this.vecDims !== null;
   }
 
   /** Search threads running now (0 until the first search, on PostgreSQL, and with `searchThreads: 0`). */

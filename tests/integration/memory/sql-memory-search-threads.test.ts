@@ -113,6 +113,25 @@ describe('SqlMemoryStore search threads (SQLite file)', () => {
     }
   });
 
+  it('warms up before answering warm(): its thread started, the first owner loaded and searched once; without vectors no thread', async () => {
+    const owner = userOwner(randomUUID());
+    await store.upsert(t.ctx, [fact(owner, 'The ferry leaves at noon')]);
+    const fresh = new SqlMemoryStore(t.db, { embedder: embedderFor(t, embeddings), logger: t.logger, searchThreads: 1 });
+    const keywordOnly = new SqlMemoryStore(t.db, { embedder: null, logger: t.logger, searchThreads: 1 });
+    try {
+      await fresh.warm(t.ctx);
+      expect(fresh.searchThreadsRunning).toBe(1);
+      expect(fresh.embedsQueries).toBe(true);
+      expect((await fresh.search(t.ctx, 'ferry', { owners: [owner], limit: 3 }))[0]?.content).toBe('The ferry leaves at noon');
+      // Without an embedder the vectors are not searched: nothing to warm and no embeddings client to load.
+      await keywordOnly.warm(t.ctx);
+      expect(keywordOnly.embedsQueries).toBe(false);
+    } finally {
+      await fresh.dispose();
+      await keywordOnly.dispose();
+    }
+  });
+
   it('stops its threads on dispose and searches on the main thread afterwards', async () => {
     const local = new SqlMemoryStore(t.db, { embedder: null, logger: t.logger, searchThreads: 1 });
     const owner = userOwner(randomUUID());
