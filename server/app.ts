@@ -474,11 +474,12 @@ export class App {
   async run(role: Role): Promise<void> {
     const plan = ROLES[role];
     this.starting = true;
-    this.services.memory.prepareSearch(this.systemCtx('memory'));
+    const search = this.services.memory.prepareSearch(this.systemCtx('memory'));
     if (plan.api) await this.listen();
     else await this.listenOps();
     if (plan.workers) await this.startWorkers();
     if (plan.channels) await this.startChannels(role);
+    await search;
     this.starting = false;
   }
 

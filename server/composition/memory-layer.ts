@@ -38,6 +38,7 @@ export function routerEmbeddings(router: ModelRouter, charge?: EmbeddingCharge):
   const { provider, model } = router.primary('embeddings');
   return {
     model: `${provider.name}/${model}`,
+    prepare: () => provider.prepare?.(),
     embed: async (texts, signal, ctx) => {
       let reported: number | null = null;
       const vectors = await provider.embed(texts, { model, signal, onUsage: (tokens) => (reported = tokens) });
@@ -62,9 +63,13 @@ export type EmbeddingCharge = (ctx: Ctx, provider: string, model: string, texts:
  */
 /** How often the index is reconciled with the memories table after the start (rows changed behind the service's back, deleted users, other processes' LanceDB writes). */
 const RECONCILE_EVERY_MS = 10 * 60_000;
+/** Longest a start waits for the search warm-up (a machine too busy for it reports ready without it). */
+const WARM_WAIT_MS = 10_000;
 
 export class MemoryLayer {
   private background: Promise<void> | null = null;
+  /** `prepareSearch`'s warm-up, once called. */
+  private prepared: Promise<void> | null = null;
   private readonly abort = new AbortController();
   private timer: NodeJS.Timeout | null = null;
 
@@ -116,12 +121,23 @@ export class MemoryLayer {
   }
 
   /**
-   * Opens the search index now (on SQLite: its search thread starts and loads the vector codes, off the
-   * event loop), so a search soon after start-up finds it ready. Called as a serving process starts, before
-   * it listens; nothing waits for it (a search that comes first waits for what it needs).
+   * Opens the search index now and warms it (on SQLite with vectors: its search thread starts, loads the
+   * first owner's codes and searches once for practice, off the event loop), so the first search after
+   * start-up is as fast as the next ones. Called as a serving process starts, before it listens; resolves
+   * when the warm-up is done or after WARM_WAIT_MS, never rejects (a search that comes first waits for what
+   * it needs). The process reports ready only after it: at 100k memories a search sent then waited a second.
    */
-  prepareSearch(ctx: Ctx): void {
-    this.store.init?.(ctx).catch((err: Error) => this.deps.logger.warn({ err: err.message, module: 'memory' }, 'memory search index did not open at start — the first search opens it'));
+  prepareSearch(ctx: Ctx): Promise<void> {
+    // The first search will embed its query: the embeddings client is loaded now, while the thread warms.
+    // (A failed init is reported below.)
+    void this.store.init?.(ctx).then(() => this.store.embedsQueries && this.embedder.prepare(), () => undefined);
+    const warm = (this.store.warm ? this.store.warm(ctx) : (this.store.init?.(ctx) ?? Promise.resolve())).catch((err: Error) =>
+      this.deps.logger.warn({ err: err.message, module: 'memory' }, 'memory search index did not open at start — the first search opens it'),
+    );
+    let timer: NodeJS.Timeout | undefined;
+    const cap = new Promise<void>((resolve) => (timer = setTimeout(resolve, WARM_WAIT_MS).unref()));
+    this.prepared = Promise.race([warm, cap]).finally(() => clearTimeout(timer));
+    return this.prepared;
   }
 
   /**
@@ -131,7 +147,8 @@ export class MemoryLayer {
   startBackground(ctx: Ctx): Promise<void> {
     this.background ??= (async () => {
       try {
-        await this.store.init?.(ctx);
+        // After the search warm-up (which start-up waits for): the two would share the CPU.
+        await (this.prepared ?? this.store.init?.(ctx));
         await this.indexer.reconcile(ctx, this.abort.signal);
       } catch (err) {
         this.deps.logger.error({ err, module: 'memory' }, 'memory index reconcile failed');

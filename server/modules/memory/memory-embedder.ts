@@ -11,6 +11,8 @@ export interface EmbeddingSource {
   readonly model: string;
   /** `ctx` is whom the vectors are for: their budget pays for the call. */
   embed(texts: string[], signal: AbortSignal, ctx?: Ctx): Promise<number[][]>;
+  /** Loads what the first `embed` would load (client code), without a call. @default nothing */
+  prepare?(): void;
 }
 
 export interface MemoryEmbedderOptions {
@@ -74,6 +76,15 @@ export class MemoryEmbedder {
   /** The configured model, also while it is failing (its stored vectors stay valid); null without one. */
   get model(): string | null {
     return this.source?.model ?? null;
+  }
+
+  /** Loads the source's client code ahead of the first query (see `EmbeddingSource.prepare`); a failure is left to that query. */
+  prepare(): void {
+    try {
+      this.source?.prepare?.();
+    } catch (err) {
+      this.logger.debug({ err: (err as Error).message }, 'embeddings client did not load ahead of the first query');
+    }
   }
 
   /** True when a source is set and not in its back-off after a failure. */

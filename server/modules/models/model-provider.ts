@@ -135,6 +135,11 @@ export interface ModelProvider {
   embed(texts: string[], opts?: EmbedOptions): Promise<number[][]>;
   /** Resolves when the provider answers; throws a model error when it is unreachable or rejects us. */
   ping(signal?: AbortSignal): Promise<void>;
+  /**
+   * Loads now what the first call would load (client code), without calling the provider: for a process
+   * that knows a call comes soon (memory search at start-up) and has the time. @default nothing to load
+   */
+  prepare?(): void;
   /** Releases sockets and timers. */
   dispose?(): Promise<void>;
 }

@@ -198,6 +198,14 @@ describe('OpenAICompatibleModelProvider against the fake server', () => {
     expect(told).toEqual([4]);
   });
 
+  it('prepare loads the client and runs its request path without sending anything; calls work as before', async () => {
+    const provider = make();
+    provider.prepare();
+    expect(await provider.embed(['alpha'])).toHaveLength(1);
+    // Only the real call reached the server (the dry run, started first, is answered by its own fetch).
+    expect(fake.requests.map((r) => r.body)).toEqual([expect.objectContaining({ input: ['alpha'] })]);
+  });
+
   it('decodes base64 embeddings from a server that ignores encoding_format', async () => {
     const floats = await make().embed(['alpha', 'beta']);
     fake.enqueueEmbeddings({ encoding: 'base64' });
