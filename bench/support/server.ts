@@ -35,18 +35,6 @@ export interface BenchServerOptions {
   built?: boolean;
 }
 
-/**
- * The node options `npm start` gives the server (the flags before bin/start.js in package.json's start
- * script), so a built bench server runs as users run it. $BENCH_NODE_OPTIONS, when set, replaces them.
- */
-export function startNodeOptions(): string[] {
-  if (process.env.BENCH_NODE_OPTIONS !== undefined) return process.env.BENCH_NODE_OPTIONS.split(/\s+/).filter(Boolean);
-  const pkg = JSON.parse(readFileSync(path.join(ROOT, 'package.json'), 'utf8')) as { scripts: Record<string, string> };
-  const flags = /\bnode((?:\s+--\S+)*)\s+bin\/start\.js\b/.exec(pkg.scripts.start ?? '');
-  if (!flags) throw new Error('package.json: the start script no longer runs "node [flags] bin/start.js"; update startNodeOptions()');
-  return flags[1]!.split(/\s+/).filter(Boolean);
-}
-
 /** Rebuilds dist/ (npm run build:server) when the server's sources changed since the last build. */
 export function ensureBuilt(): void {
   // eslint-disable-next-line @typescript-eslint/no-require-imports
@@ -142,7 +130,7 @@ export class BenchServer {
     };
     const configFile = path.join(dataDir, 'muninn.json');
     writeFileSync(configFile, JSON.stringify(config, null, 2));
-    const nodeArgs = [...(options.built ? startNodeOptions() : ['-r', REGISTER]), ...(options.preload ?? []).flatMap((m) => ['-r', m])];
+    const nodeArgs = [...(options.built ? [] : ['-r', REGISTER]), ...(options.preload ?? []).flatMap((m) => ['-r', m])];
     if (options.cpuProfDir) nodeArgs.push('--cpu-prof', `--cpu-prof-dir=${options.cpuProfDir}`);
     const spawnedAt = now();
     const child = spawn(process.execPath, [...nodeArgs, options.built ? BUILT_ENTRY : ENTRY, 'serve'], {

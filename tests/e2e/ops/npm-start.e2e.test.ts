@@ -53,7 +53,7 @@ async function startAndStop(configFile: string): Promise<Run> {
   const serverPid = Number(readFileSync(path.join(dataDir, 'redis', 'redis.owner'), 'utf8'));
   const redisPid = Number(readFileSync(path.join(dataDir, 'redis', 'redis.pid'), 'utf8'));
   expect(pidAlive(serverPid)).toBe(true);
-  expect(readFileSync(`/proc/${serverPid}/cmdline`, 'utf8').split('\0')).toEqual(expect.arrayContaining(['--max-semi-space-size=8', expect.stringContaining('bin/start.js')]));
+  expect(readFileSync(`/proc/${serverPid}/cmdline`, 'utf8')).toContain('bin/start.js');
   npm.kill('SIGTERM');
   const code = await exited;
   return { output, code, serverPid, redisPid };
