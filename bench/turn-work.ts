@@ -60,6 +60,14 @@ async function main(argv: string[]): Promise<void> {
   const profDir = prof ? path.resolve(prof.includes('=') ? prof.split('=')[1]! : 'bench-profiles') : null;
   const port = await freePort();
   const redis = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'], { stdio: 'ignore' });
+  // Interrupted (Ctrl-C, a kill): the redis-server and the server started here go too, not left running.
+  let serverPid: number | null = null;
+  const interrupted = () => {
+    redis.kill('SIGTERM');
+    if (serverPid !== null) process.kill(serverPid, 'SIGTERM');
+    process.exit(130);
+  };
+  process.once('SIGINT', interrupted).once('SIGTERM', interrupted);
   await sleep(300);
   const countFile = path.join(os.tmpdir(), `muninn-sql-counts-${process.pid}.json`);
   const model = await FakeOpenAIServer.start({ chunks: 3 });
@@ -70,6 +78,7 @@ async function main(argv: string[]): Promise<void> {
     env: { MUNINN_SQL_COUNT_FILE: countFile, ...(process.env.MUNINN_SQL_COUNT_STACKS ? { MUNINN_SQL_COUNT_STACKS: '1' } : {}) },
     cpuProfDir: profDir,
   });
+  serverPid = server.pid;
   const http = new HttpClient(server.url, 4);
   const [user] = await createUsers(http, server.ownerToken, 1);
   const session = new ChatSession(http, server.url, user!.token);
