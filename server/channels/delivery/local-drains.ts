@@ -63,8 +63,7 @@ export class LocalDrains {
       // Marked once the message is in: a pass that starts after this finds it.
       const current = this.running.get(id);
       if (current) {
-        current.again = true;
-        current.key = key;
+        this.passAgain(current, key);
         return true;
       }
       // That drain ended meanwhile.
@@ -81,18 +80,26 @@ export class LocalDrains {
       else this.running.delete(id);
       throw err;
     }
-    run.again = true;
-    run.done = this.serve(id, run, claimed);
+    this.begin(id, run, claimed);
     return true;
   }
 
   /** Starts serving a chat whose message is in its mailbox; false at the limit. */
   private start(id: string, channel: string, chatId: string, key: string, claimed: MailClaim | null): boolean {
     if (this.closed || this.running.size >= this.limit) return false;
-    const run = this.entry(id, channel, chatId, key);
+    this.begin(id, this.entry(id, channel, chatId, key), claimed);
+    return true;
+  }
+
+  private begin(id: string, run: Running, claimed: MailClaim | null): void {
     run.again = true;
     run.done = this.serve(id, run, claimed);
-    return true;
+  }
+
+  /** A running drain makes one more pass for a message handed over meanwhile (`key` names its queue job). */
+  private passAgain(run: Running, key: string): void {
+    run.again = true;
+    run.key = key;
   }
 
   /** Has the chat served here, its messages being in the mailbox already (a sweep); false at the limit. */
@@ -100,8 +107,7 @@ export class LocalDrains {
     const id = `${channel}:${chatId}`;
     const current = this.running.get(id);
     if (!current) return this.start(id, channel, chatId, key, null);
-    current.again = true;
-    current.key = key;
+    this.passAgain(current, key);
     return true;
   }
 

@@ -36,56 +36,46 @@ async function pair() {
 }
 
 describe('WsTickSender', () => {
-  it('sends the frames of one tick in one write, in order, and those of later ticks apart', async () => {
-    const p = await pair();
-    try {
-      const sender = new WsTickSender();
-      await Promise.all([sender.send(p.server, 'one'), sender.send(p.server, 'two'), sender.send(p.server, 'three')]);
-      await p.until(3);
-      expect(p.frames).toEqual(['one', 'two', 'three']);
-      expect(p.writes.count).toBe(1);
+  let p: Awaited<ReturnType<typeof pair>>;
+  let sender: WsTickSender;
+  beforeEach(async () => {
+    p = await pair();
+    sender = new WsTickSender();
+  });
+  afterEach(() => p.close());
 
-      // Each awaited on its own tick: one write each, which the batching above saved.
-      for (const t of ['four', 'five']) {
-        await sender.send(p.server, t);
-        await new Promise((r) => setImmediate(r));
-      }
-      await p.until(5);
-      expect(p.frames.slice(3)).toEqual(['four', 'five']);
-      expect(p.writes.count).toBe(3);
-    } finally {
-      await p.close();
+  it('sends the frames of one tick in one write, in order, and those of later ticks apart', async () => {
+    await Promise.all([sender.send(p.server, 'one'), sender.send(p.server, 'two'), sender.send(p.server, 'three')]);
+    await p.until(3);
+    expect(p.frames).toEqual(['one', 'two', 'three']);
+    expect(p.writes.count).toBe(1);
+
+    // Each awaited on its own tick: one write each, which the batching above saved.
+    for (const t of ['four', 'five']) {
+      await sender.send(p.server, t);
+      await new Promise((r) => setImmediate(r));
     }
+    await p.until(5);
+    expect(p.frames.slice(3)).toEqual(['four', 'five']);
+    expect(p.writes.count).toBe(3);
   });
 
   it('keeps backpressure: behind a large unwritten frame a send resolves only once its frame is written', async () => {
-    const p = await pair();
-    try {
-      const sender = new WsTickSender();
-      const big = 'x'.repeat(400 * 1024);
-      const first = sender.send(p.server, big);
-      let secondDone = false;
-      const second = sender.send(p.server, 'after').then(() => (secondDone = true));
-      await first;
-      await Promise.resolve();
-      expect(secondDone).toBe(false);
-      await second;
-      await p.until(2);
-      expect(p.frames.map((f) => f.length)).toEqual([big.length, 5]);
-    } finally {
-      await p.close();
-    }
+    const big = 'x'.repeat(400 * 1024);
+    const first = sender.send(p.server, big);
+    let secondDone = false;
+    const second = sender.send(p.server, 'after').then(() => (secondDone = true));
+    await first;
+    await Promise.resolve();
+    expect(secondDone).toBe(false);
+    await second;
+    await p.until(2);
+    expect(p.frames.map((f) => f.length)).toEqual([big.length, 5]);
   });
 
   it('resolves without sending once the socket is closed', async () => {
-    const p = await pair();
-    try {
-      const sender = new WsTickSender();
-      p.server.close();
-      await new Promise((r) => p.server.once('close', r));
-      await expect(sender.send(p.server, 'late')).resolves.toBeUndefined();
-    } finally {
-      await p.close();
-    }
+    p.server.close();
+    await new Promise((r) => p.server.once('close', r));
+    await expect(sender.send(p.server, 'late')).resolves.toBeUndefined();
   });
 });
